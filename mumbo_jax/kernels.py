@@ -1,0 +1,142 @@
+"""Kernels over X x Z for multi-fidelity and multi-task GPs, built on tinygp.
+
+Every kernel here takes inputs as a pair ``(x, z)``: ``x`` of shape ``[d]`` (already
+scaled to the unit cube) and ``z`` a scalar, either an integer fidelity/task index
+(discrete models) or a float fidelity in ``[0, 1]`` (continuous models). tinygp builds
+Gram matrices from ``evaluate`` by vmap, so ``k((X, Z), (X2, Z2))`` with ``X`` of shape
+``[n, d]`` and ``Z`` of shape ``[n]`` gives an ``[n, m]`` matrix.
+
+Fidelity 0 is the target (highest) fidelity throughout the library.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from tinygp import kernels, transforms
+
+
+def matern52_ard(lengthscales: jax.Array, amplitude: jax.Array | float = 1.0):
+    """ARD Matern-5/2 on the Euclidean distance.
+
+    k(x, x') = a * (1 + sqrt5 r + 5/3 r^2) exp(-sqrt5 r), r = ||(x - x') / l||_2.
+
+    tinygp's Matern default in d > 1 is the L1 distance; we pass L2 explicitly.
+
+    Args:
+        lengthscales: ``[d]`` positive lengthscales.
+        amplitude: scalar signal variance ``a``.
+    """
+    base = kernels.Matern52(distance=kernels.L2Distance())
+    return amplitude * transforms.Linear(1.0 / jnp.asarray(lengthscales), base)
+
+
+def matern52_scalar(lengthscale: jax.Array | float):
+    """Matern-5/2 on a scalar input (a continuous fidelity), lengthscale ``l``."""
+    return kernels.Matern52(scale=lengthscale)
+
+
+class ICM(kernels.Kernel):
+    """Intrinsic coregionalisation: k((x,i),(x',j)) = k_X(x,x') B[i,j].
+
+    Attributes:
+        kx: kernel on x.
+        B: ``[L, L]`` positive semi-definite coregionalisation matrix
+            (``W W^T + diag(kappa)``, see :func:`icm_matrix`).
+    """
+
+    kx: kernels.Kernel
+    B: jax.Array
+
+    def evaluate(self, X1, X2):
+        (x1, z1), (x2, z2) = X1, X2
+        return self.kx.evaluate(x1, x2) * self.B[z1, z2]
+
+
+def icm_matrix(W: jax.Array, kappa: jax.Array) -> jax.Array:
+    """B = W W^T + diag(kappa); ``W`` is ``[L, rank]``, ``kappa`` is ``[L]``."""
+    return W @ W.T + jnp.diag(kappa)
+
+
+def ar1_coefficients(rho: jax.Array) -> jax.Array:
+    """Coefficients C[i, l] of f_i = sum_l C[i, l] delta_l for the AR(1) recursion.
+
+    Fidelities are ordered target first: f_{L-1} = delta_{L-1} and
+    f_i = rho_i f_{i+1} + delta_i, so C[i, l] = prod_{m=i}^{l-1} rho_m for l >= i, else 0.
+
+    Args:
+        rho: ``[L - 1]`` scaling factors.
+
+    Returns:
+        ``[L, L]`` upper-triangular matrix with unit diagonal.
+    """
+    n_levels = rho.shape[0] + 1
+    # log-free cumulative products: P[i, l] = prod_{m < l} rho_m / prod_{m < i} rho_m is
+    # unstable when a rho is 0, so build each row by masked cumulative product instead.
+    idx = jnp.arange(n_levels)
+    rho_pad = jnp.concatenate([rho, jnp.ones(1, rho.dtype)])
+
+    def row(i):
+        factors = jnp.where((idx >= i) & (idx < n_levels - 1), rho_pad, 1.0)
+        # C[i, l] = prod_{m=i}^{l-1} rho_m: exclusive cumulative product from i.
+        cum = jnp.concatenate([jnp.ones(1, rho.dtype), jnp.cumprod(factors)[:-1]])
+        return jnp.where(idx >= i, cum, 0.0)
+
+    return jax.vmap(row)(idx)
+
+
+class AR1(kernels.Kernel):
+    """Linear auto-regressive multi-fidelity kernel (Kennedy & O'Hagan 2000).
+
+    Cov(f_i(x), f_j(x')) = sum_l C[i, l] C[j, l] k_l(x, x'), with C from
+    :func:`ar1_coefficients` and an independent kernel ``k_l`` per level.
+
+    Attributes:
+        kxs: tuple of ``L`` kernels on x (one per level's discrepancy delta_l).
+        C: ``[L, L]`` AR(1) coefficients.
+    """
+
+    kxs: tuple
+    C: jax.Array
+
+    def evaluate(self, X1, X2):
+        (x1, z1), (x2, z2) = X1, X2
+        k = jnp.stack([kx.evaluate(x1, x2) for kx in self.kxs])
+        return jnp.sum(self.C[z1] * self.C[z2] * k)
+
+
+class ContinuousProduct(kernels.Kernel):
+    """Continuous fidelity product kernel k_X(x,x') k_Z(z,z').
+
+    Attributes:
+        kx: kernel on x.
+        kz: kernel on the scalar fidelity z in [0, 1].
+    """
+
+    kx: kernels.Kernel
+    kz: kernels.Kernel
+
+    def evaluate(self, X1, X2):
+        (x1, z1), (x2, z2) = X1, X2
+        return self.kx.evaluate(x1, x2) * self.kz.evaluate(z1, z2)
+
+
+def fabolas_basis(z: jax.Array) -> jax.Array:
+    """phi(z) = (z, (1 - z)^2): FABOLAS' basis for the fidelity (data fraction) z."""
+    return jnp.stack([z, (1.0 - z) ** 2], axis=-1)
+
+
+class FabolasBasis(kernels.Kernel):
+    """FABOLAS' degenerate kernel k_X(x,x') phi(z)^T S phi(z').
+
+    Attributes:
+        kx: kernel on x.
+        S: ``[2, 2]`` positive semi-definite matrix (``L L^T``).
+    """
+
+    kx: kernels.Kernel
+    S: jax.Array
+
+    def evaluate(self, X1, X2):
+        (x1, z1), (x2, z2) = X1, X2
+        return self.kx.evaluate(x1, x2) * (fabolas_basis(z1) @ self.S @ fabolas_basis(z2))

@@ -1,0 +1,322 @@
+"""Model specifications, their hyper-parameter pytrees and kernels.
+
+A :class:`ModelSpec` is static, hashable configuration (which kernel, the search box,
+the fidelities, fixed or learned noise). Hyper-parameters are a plain dict of
+unconstrained arrays, so they can be optimised by optax, vmapped over restarts and
+saved. :func:`build_kernel` turns (spec, params) into a tinygp kernel over ``(x, z)``.
+
+Four models:
+
+* ``"icm"``: intrinsic coregionalisation k_X(x,x') B[i,j], B = W W^T + diag(kappa).
+* ``"ar1"``: the linear AR(1) multi-fidelity model of Kennedy & O'Hagan.
+* ``"product"``: continuous fidelity, k_X(x,x') k_Z(z,z') with Matern-5/2 on both.
+* ``"fabolas"``: continuous fidelity, k_X(x,x') phi(z)^T S phi(z'), phi(z)=(z,(1-z)^2).
+
+Inputs are scaled to the unit cube (and a continuous z to [0, 1]) and outputs
+standardised inside the model (:class:`Scaling`); lengthscales live on the unit cube.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mumbo_jax import kernels
+
+KINDS = ("icm", "ar1", "product", "fabolas")
+DISCRETE_KINDS = ("icm", "ar1")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+    """Static description of a multi-fidelity GP model.
+
+    Attributes:
+        kind: one of ``KINDS``.
+        bounds: ``d`` pairs ``(lower, upper)`` of the search box for x.
+        n_fidelities: number of discrete fidelities/tasks (``icm``, ``ar1``).
+        fidelity_bounds: ``(lower, upper)`` of a continuous fidelity
+            (``product``, ``fabolas``).
+        rank: rank of W in the ICM coregionalisation matrix.
+        noise: ``None`` to learn the noise variance (one per discrete fidelity, one for
+            a continuous fidelity), or fixed variances in the units of y (a float or one
+            per fidelity).
+        noise_floor: lower bound of the noise variance, in standardised units of y.
+    """
+
+    kind: str
+    bounds: tuple
+    n_fidelities: int | None = None
+    fidelity_bounds: tuple | None = None
+    rank: int = 2
+    noise: tuple | None = None
+    noise_floor: float = 1e-6
+
+    @property
+    def dim(self) -> int:
+        return len(self.bounds)
+
+    @property
+    def discrete(self) -> bool:
+        return self.kind in DISCRETE_KINDS
+
+    @property
+    def n_noise(self) -> int:
+        return self.n_fidelities if self.discrete else 1
+
+
+def _check_bounds(bounds, name="bounds"):
+    arr = np.asarray(bounds, dtype=float)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 1:
+        raise ValueError(f"{name} must have shape [d, 2] (lower, upper pairs), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+    bad = np.nonzero(arr[:, 0] >= arr[:, 1])[0]
+    if bad.size:
+        raise ValueError(
+            f"{name}: lower bound must be below upper bound; dimension(s) {bad.tolist()} "
+            f"have {[tuple(arr[i]) for i in bad]}"
+        )
+    return tuple((float(lo), float(hi)) for lo, hi in arr)
+
+
+def _check_noise(noise, n_noise):
+    if noise is None:
+        return None
+    arr = np.atleast_1d(np.asarray(noise, dtype=float))
+    if arr.size == 1:
+        arr = np.full(n_noise, arr[0])
+    if arr.shape != (n_noise,):
+        raise ValueError(f"noise must be a float or {n_noise} values (one per fidelity), got {arr.shape[0]}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"noise variances must be finite and >= 0, got {arr.tolist()}")
+    return tuple(float(v) for v in arr)
+
+
+def _discrete_spec(kind, bounds, n_fidelities, rank, noise, noise_floor):
+    if int(n_fidelities) != n_fidelities or n_fidelities < 1:
+        raise ValueError(f"n_fidelities must be a positive integer, got {n_fidelities}")
+    if int(rank) != rank or rank < 1:
+        raise ValueError(f"rank must be a positive integer, got {rank}")
+    n_fidelities = int(n_fidelities)
+    return ModelSpec(
+        kind=kind,
+        bounds=_check_bounds(bounds),
+        n_fidelities=n_fidelities,
+        rank=int(rank),
+        noise=_check_noise(noise, n_fidelities),
+        noise_floor=float(noise_floor),
+    )
+
+
+def _continuous_spec(kind, bounds, fidelity_bounds, noise, noise_floor):
+    (zb,) = _check_bounds([fidelity_bounds], "fidelity_bounds")
+    return ModelSpec(
+        kind=kind,
+        bounds=_check_bounds(bounds),
+        fidelity_bounds=zb,
+        noise=_check_noise(noise, 1),
+        noise_floor=float(noise_floor),
+    )
+
+
+def icm_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6) -> ModelSpec:
+    """Intrinsic coregionalisation over ``n_fidelities`` discrete fidelities or tasks."""
+    return _discrete_spec("icm", bounds, n_fidelities, rank, noise, noise_floor)
+
+
+def ar1_model(bounds, n_fidelities, noise=None, noise_floor=1e-6) -> ModelSpec:
+    """Linear AR(1) multi-fidelity model; fidelity 0 is the highest (the target)."""
+    return _discrete_spec("ar1", bounds, n_fidelities, 1, noise, noise_floor)
+
+
+def product_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=1e-6) -> ModelSpec:
+    """Continuous fidelity z in ``fidelity_bounds`` with a product Matern kernel."""
+    return _continuous_spec("product", bounds, fidelity_bounds, noise, noise_floor)
+
+
+def fabolas_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=1e-6) -> ModelSpec:
+    """Continuous fidelity with FABOLAS' basis kernel over the scaled fidelity."""
+    return _continuous_spec("fabolas", bounds, fidelity_bounds, noise, noise_floor)
+
+
+# --------------------------------------------------------------------------- params
+
+
+def default_params(spec: ModelSpec) -> dict:
+    """Deterministic starting hyper-parameters (unconstrained), as a dict of arrays."""
+    d = spec.dim
+    log_ls = jnp.full(d, jnp.log(0.3))
+    params = {"log_noise": jnp.full(spec.n_noise, jnp.log(1e-3))}
+    if spec.kind == "icm":
+        L = spec.n_fidelities
+        params["log_ls"] = log_ls
+        params["W"] = jnp.full((L, spec.rank), 0.7 / np.sqrt(spec.rank))
+        params["log_kappa"] = jnp.full(L, jnp.log(0.1))
+    elif spec.kind == "ar1":
+        L = spec.n_fidelities
+        params["log_ls"] = jnp.tile(log_ls, (L, 1))
+        params["log_amp"] = jnp.concatenate([jnp.full(L - 1, jnp.log(0.1)), jnp.zeros(1)])
+        params["rho"] = jnp.ones(L - 1)
+    elif spec.kind == "product":
+        params["log_ls"] = log_ls
+        params["log_amp"] = jnp.zeros(())
+        params["log_ls_z"] = jnp.log(jnp.asarray(1.0))
+    elif spec.kind == "fabolas":
+        params["log_ls"] = log_ls
+        # S = Lc Lc^T with Lc = [[exp(a), 0], [b, exp(c)]]
+        params["S_chol"] = jnp.asarray([0.0, 0.0, jnp.log(0.5)])
+    else:
+        raise ValueError(f"unknown model kind {spec.kind!r}; allowed: {KINDS}")
+    return params
+
+
+def random_params(spec: ModelSpec, key: jax.Array) -> dict:
+    """Random restart: the defaults perturbed in log space (traceable, vmappable)."""
+    base = default_params(spec)
+    leaves, treedef = jax.tree_util.tree_flatten(base)
+    keys = jax.random.split(key, len(leaves))
+    noisy = [leaf + 0.7 * jax.random.normal(k, leaf.shape, leaf.dtype) for leaf, k in zip(leaves, keys)]
+    return jax.tree_util.tree_unflatten(treedef, noisy)
+
+
+def build_kernel(spec: ModelSpec, params: dict):
+    """The tinygp kernel over ``(x_unit, z)`` for these hyper-parameters."""
+    if spec.kind == "icm":
+        kx = kernels.matern52_ard(jnp.exp(params["log_ls"]))
+        return kernels.ICM(kx, kernels.icm_matrix(params["W"], jnp.exp(params["log_kappa"])))
+    if spec.kind == "ar1":
+        kxs = tuple(
+            kernels.matern52_ard(jnp.exp(params["log_ls"][l]), jnp.exp(params["log_amp"][l]))
+            for l in range(spec.n_fidelities)
+        )
+        return kernels.AR1(kxs, kernels.ar1_coefficients(params["rho"]))
+    if spec.kind == "product":
+        kx = kernels.matern52_ard(jnp.exp(params["log_ls"]), jnp.exp(params["log_amp"]))
+        kz = kernels.matern52_scalar(jnp.exp(params["log_ls_z"]))
+        return kernels.ContinuousProduct(kx, kz)
+    if spec.kind == "fabolas":
+        a, b, c = params["S_chol"]
+        chol = jnp.asarray([[jnp.exp(a), 0.0], [b, jnp.exp(c)]])
+        return kernels.FabolasBasis(kernels.matern52_ard(jnp.exp(params["log_ls"])), chol @ chol.T)
+    raise ValueError(f"unknown model kind {spec.kind!r}; allowed: {KINDS}")
+
+
+def noise_variances(spec: ModelSpec, params: dict, y_std) -> jax.Array:
+    """Noise variance per fidelity (``[n_noise]``) in standardised units of y."""
+    if spec.noise is None:
+        return spec.noise_floor + jnp.exp(params["log_noise"])
+    fixed = jnp.asarray(spec.noise) / jnp.square(y_std)
+    return jnp.maximum(fixed, spec.noise_floor)
+
+
+def log_prior(spec: ModelSpec, params: dict) -> jax.Array:
+    """Weak log-normal prior on lengthscales (centred at 0.5 of the unit cube, sd 2 in
+    log space): keeps a lengthscale from running off to infinity when the data do not
+    constrain it, while leaving well-identified fits unchanged."""
+    log_ls = params["log_ls"]
+    return -0.5 * jnp.sum(jnp.square((log_ls - jnp.log(0.5)) / 2.0))
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+class Scaling(NamedTuple):
+    """Affine maps to the model's internal units.
+
+    x_unit = (x - x_lower) / x_width;  z_unit = (z - z_lower) / z_width (continuous);
+    y_std = (y - y_mean) / y_scale.
+    """
+
+    x_lower: jax.Array
+    x_width: jax.Array
+    z_lower: jax.Array
+    z_width: jax.Array
+    y_mean: jax.Array
+    y_scale: jax.Array
+
+
+def make_scaling(spec: ModelSpec, y, mask=None) -> Scaling:
+    """Scaling from the box in ``spec`` and the (masked) mean and sd of ``y``."""
+    b = jnp.asarray(spec.bounds)
+    zl, zw = (0.0, 1.0)
+    if not spec.discrete:
+        zl, zw = spec.fidelity_bounds[0], spec.fidelity_bounds[1] - spec.fidelity_bounds[0]
+    y = jnp.asarray(y)
+    m = jnp.ones_like(y) if mask is None else jnp.asarray(mask, y.dtype)
+    count = jnp.maximum(jnp.sum(m), 1.0)
+    mean = jnp.sum(m * y) / count
+    var = jnp.sum(m * jnp.square(y - mean)) / count
+    # a constant y (or a single point) must not divide by zero
+    scale = jnp.where(var > 1e-24, jnp.sqrt(jnp.maximum(var, 1e-24)), 1.0)
+    return Scaling(b[:, 0], b[:, 1] - b[:, 0], jnp.asarray(zl), jnp.asarray(zw), mean, scale)
+
+
+def scale_inputs(spec: ModelSpec, scaling: Scaling, x, z):
+    """Raw ``(x [..., d], z [...])`` to the kernel's ``(x_unit, z)`` inputs."""
+    xu = (jnp.asarray(x) - scaling.x_lower) / scaling.x_width
+    if spec.discrete:
+        return xu, jnp.asarray(z, dtype=jnp.int32)
+    return xu, (jnp.asarray(z, dtype=xu.dtype) - scaling.z_lower) / scaling.z_width
+
+
+# --------------------------------------------------------------------------- data
+
+
+def check_inputs(spec: ModelSpec, x, z, name_x="x", name_z="z"):
+    """Validate candidate or training inputs; returns ``(x [n, d], z [n])`` arrays.
+
+    Raises ValueError naming the problem: wrong shapes, non-finite values, a fidelity
+    index that does not exist, or a continuous fidelity outside its bounds. Traced
+    inputs (inside jit) are only shape-checked.
+    """
+    x = jnp.asarray(x)
+    z = jnp.asarray(z)
+    if x.ndim == 1 and spec.dim == 1 and (z.ndim == 1 and z.shape[0] == x.shape[0] and x.shape[0] != 1):
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[1] != spec.dim:
+        raise ValueError(f"{name_x} must have shape [n, {spec.dim}] for this {spec.dim}-D model, got {tuple(x.shape)}")
+    if z.ndim == 0:
+        z = jnp.broadcast_to(z, x.shape[:1])
+    if z.shape != x.shape[:1]:
+        raise ValueError(f"{name_z} must have shape [{x.shape[0]}] (one fidelity per row of {name_x}), got {tuple(z.shape)}")
+    if isinstance(x, jax.core.Tracer) or isinstance(z, jax.core.Tracer):
+        return x, z
+    xn, zn = np.asarray(x), np.asarray(z)
+    if not np.all(np.isfinite(xn)):
+        raise ValueError(f"{name_x} contains non-finite values")
+    if spec.discrete:
+        if not np.all(np.mod(zn, 1) == 0) or np.any(zn < 0) or np.any(zn >= spec.n_fidelities):
+            bad = sorted(set(np.asarray(zn).ravel().tolist()) - set(range(spec.n_fidelities)))
+            raise ValueError(
+                f"{name_z}: fidelity {bad[0]} does not exist; this model has fidelities "
+                f"0..{spec.n_fidelities - 1} (0 is the target)"
+            )
+    else:
+        lo, hi = spec.fidelity_bounds
+        if not np.all(np.isfinite(zn)) or np.any(zn < lo) or np.any(zn > hi):
+            raise ValueError(f"{name_z}: continuous fidelity outside its bounds [{lo}, {hi}]")
+    return x, z
+
+
+def check_data(spec: ModelSpec, x, z, y, mask=None):
+    """Validate training data; returns ``(x [n, d], z [n], y [n], mask [n])``."""
+    x, z = check_inputs(spec, x, z)
+    y = jnp.asarray(y, dtype=x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else None)
+    if y.shape != x.shape[:1]:
+        raise ValueError(f"y must have shape [{x.shape[0]}] (one value per row of x), got {tuple(y.shape)}")
+    mask = jnp.ones(y.shape, y.dtype) if mask is None else jnp.asarray(mask, y.dtype)
+    if mask.shape != y.shape:
+        raise ValueError(f"mask must have shape {tuple(y.shape)}, got {tuple(mask.shape)}")
+    if not isinstance(y, jax.core.Tracer) and not isinstance(mask, jax.core.Tracer):
+        yn, mn = np.asarray(y), np.asarray(mask)
+        bad = np.nonzero(~np.isfinite(yn) & (mn > 0))[0]
+        if bad.size:
+            raise ValueError(f"y contains non-finite values at rows {bad[:10].tolist()}; drop or fix them before fitting")
+        if mn.sum() < 1:
+            raise ValueError("no observations: at least one (unmasked) data point is needed")
+    return x, z, y, mask

@@ -1,0 +1,338 @@
+"""GP posterior over X x Z: factorise once, then predict many candidates cheaply.
+
+:func:`condition` builds a :class:`Posterior` (a pytree: Cholesky inverse and weights
+in standardised units). :func:`joint_moments` gives, for candidates ``(x, z)``, the
+moments of the bivariate Gaussian of ``(g(x), y(x, z))`` that MUMBO needs, without
+forming any M x M matrix:
+
+    mu_g, var_g   predictive mean/variance of the target g(x)
+    mu_y, var_y   predictive mean of f(x, z) and variance of the NOISY y = f + eps
+    cov           Cov(f(x, z), g(x))
+
+The target g is a weighted sum of fidelities, ``g(x) = sum_j w_j f(x, z_j)``
+(:class:`Target`), which covers a target fidelity index, a target value z0 of a
+continuous fidelity, and FASTCV's mean over K tasks. All moments are returned in the
+units of y.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.linalg import solve_triangular
+from tinygp import GaussianProcess
+from tinygp import kernels as tk
+
+from mumbo_jax import models
+from mumbo_jax.models import ModelSpec, Scaling
+
+_VAR_FLOOR = 1e-12  # standardised units: round-off can make a posterior variance <= 0
+
+
+class Target(NamedTuple):
+    """The target g(x) = sum_j weights[j] f(x, z[j]).
+
+    Attributes:
+        z: ``[J]`` fidelity indices (discrete models) or fidelity values in the units
+            of the fidelity (continuous models).
+        weights: ``[J]`` weights.
+    """
+
+    z: jax.Array
+    weights: jax.Array
+
+
+def target_fidelity(index: int = 0) -> Target:
+    """g is one discrete fidelity (by default 0, the highest)."""
+    return Target(jnp.asarray([index]), jnp.ones(1))
+
+
+def target_value(z0: float = 1.0) -> Target:
+    """g is f at the value ``z0`` of a continuous fidelity."""
+    return Target(jnp.asarray([float(z0)]), jnp.ones(1))
+
+
+def task_mean(n_tasks: int) -> Target:
+    """g is the mean over tasks 0..K-1 (FASTCV: the mean score over K folds)."""
+    if int(n_tasks) != n_tasks or n_tasks < 1:
+        raise ValueError(f"n_tasks must be a positive integer, got {n_tasks}")
+    return Target(jnp.arange(int(n_tasks)), jnp.full(int(n_tasks), 1.0 / n_tasks))
+
+
+class Moments(NamedTuple):
+    """Joint moments of (g(x), y(x, z)); every field has the candidates' shape."""
+
+    mu_g: jax.Array
+    var_g: jax.Array
+    mu_y: jax.Array
+    var_y: jax.Array
+    cov: jax.Array
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["params", "scaling", "x", "z", "mask", "chol_inv", "alpha", "noise"],
+    meta_fields=["spec"],
+)
+@dataclasses.dataclass(frozen=True)
+class Posterior:
+    """A conditioned GP (a pytree; ``spec`` is static).
+
+    Attributes:
+        spec: the model.
+        params: hyper-parameters (unconstrained dict).
+        scaling: maps raw to internal units.
+        x: ``[n, d]`` training inputs on the unit cube; z: ``[n]`` internal fidelities.
+        mask: ``[n]`` 1 for real observations, 0 for padding (fixed-size buffers).
+        chol_inv: ``[n, n]`` inverse Cholesky factor L^-1 of K + noise.
+        alpha: ``[n]`` (K + noise)^-1 y in standardised units.
+        noise: ``[n_noise]`` noise variance per fidelity, standardised units.
+    """
+
+    spec: ModelSpec
+    params: dict
+    scaling: Scaling
+    x: jax.Array
+    z: jax.Array
+    mask: jax.Array
+    chol_inv: jax.Array
+    alpha: jax.Array
+    noise: jax.Array
+
+
+class _Masked(tk.Kernel):
+    """k((x,z,m),(x',z',m')) = m m' k((x,z),(x',z')): padded rows drop out."""
+
+    k: tk.Kernel
+
+    def evaluate(self, X1, X2):
+        (x1, z1, m1), (x2, z2, m2) = X1, X2
+        return m1 * m2 * self.k.evaluate((x1, z1), (x2, z2))
+
+
+def _noise_index(spec: ModelSpec, z):
+    return z if spec.discrete else jnp.zeros(jnp.shape(z), jnp.int32)
+
+
+def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise) -> GaussianProcess:
+    """tinygp GP on internal inputs; padded rows (mask 0) become independent N(0, 1)
+    with y = 0, which adds only a constant to the log likelihood."""
+    kernel = _Masked(models.build_kernel(spec, params))
+    diag = mask * noise[_noise_index(spec, zu)] + (1.0 - mask)
+    return GaussianProcess(kernel, (xu, zu, mask), diag=diag)
+
+
+def standardise(scaling: Scaling, y, mask):
+    return mask * (y - scaling.y_mean) / scaling.y_scale
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _condition(spec, params, scaling, x, z, y, mask):
+    xu, zu = models.scale_inputs(spec, scaling, x, z)
+    noise = models.noise_variances(spec, params, scaling.y_scale)
+    gp = masked_gp(spec, params, xu, zu, mask, noise)
+    chol = gp.solver.scale_tril
+    chol_inv = solve_triangular(chol, jnp.eye(chol.shape[0], dtype=chol.dtype), lower=True)
+    alpha = chol_inv.T @ (chol_inv @ standardise(scaling, y, mask))
+    return Posterior(spec, params, scaling, xu, zu, mask, chol_inv, alpha, noise)
+
+
+def condition(spec: ModelSpec, params: dict, x, z, y, mask=None, scaling: Scaling | None = None) -> Posterior:
+    """Condition the GP with hyper-parameters ``params`` on data.
+
+    Args:
+        spec: the model.
+        params: hyper-parameters (see :func:`mumbo_jax.models.default_params`).
+        x: ``[n, d]`` inputs in the box of ``spec``; z: ``[n]`` fidelities; y: ``[n]``.
+        mask: optional ``[n]`` 0/1 weights marking padding in fixed-size buffers.
+        scaling: optional fixed scaling (default: from ``spec.bounds`` and the data).
+    """
+    x, z, y, mask = models.check_data(spec, x, z, y, mask)
+    if scaling is None:
+        scaling = models.make_scaling(spec, y, mask)
+    return _condition(spec, params, scaling, x, z, y, mask)
+
+
+# --------------------------------------------------------------------------- prediction
+
+
+def _internal_target(post: Posterior, target: Target):
+    z = jnp.asarray(target.z)
+    if post.spec.discrete:
+        return z.astype(jnp.int32)
+    return (z - post.scaling.z_lower) / post.scaling.z_width
+
+
+def _check_target(spec: ModelSpec, target: Target):
+    z, w = target
+    if isinstance(z, jax.core.Tracer) or isinstance(w, jax.core.Tracer):
+        return
+    z, w = np.asarray(z), np.asarray(w)
+    if z.ndim != 1 or w.shape != z.shape:
+        raise ValueError(f"target z and weights must both have shape [J], got {z.shape} and {w.shape}")
+    if spec.discrete and (np.any(z < 0) or np.any(z >= spec.n_fidelities)):
+        raise ValueError(f"target fidelity {z.tolist()} does not exist; the model has 0..{spec.n_fidelities - 1}")
+    if not spec.discrete and (np.any(z < spec.fidelity_bounds[0]) or np.any(z > spec.fidelity_bounds[1])):
+        raise ValueError(f"target fidelity {z.tolist()} is outside the fidelity bounds {spec.fidelity_bounds}")
+
+
+def _cross(post: Posterior, kernel, xu, zu):
+    """``[n, M]`` masked cross-covariance between training points and candidates."""
+    return kernel((post.x, post.z), (xu, zu)) * post.mask[:, None]
+
+
+def _target_part(post: Posterior, kernel, xu, target: Target):
+    """Standardised mean and variance of g at ``xu`` ([M]) and its whitened
+    cross-covariance ``v_g = L^-1 k_n(g)`` ([n, M])."""
+    zt = _internal_target(post, target)
+    w = jnp.asarray(target.weights, xu.dtype)
+    m = xu.shape[0]
+    # k_n(g) is linear in the target weights: one cross-covariance per target point
+    k_g = sum(w[j] * _cross(post, kernel, xu, jnp.full(m, zt[j])) for j in range(zt.shape[0]))
+    v_g = post.chol_inv @ k_g
+    mean = k_g.T @ post.alpha
+
+    def prior_var(x):
+        xs = jnp.broadcast_to(x, (zt.shape[0],) + x.shape)
+        return w @ kernel((xs, zt), (xs, zt)) @ w
+
+    var = jax.vmap(prior_var)(xu) - jnp.sum(v_g**2, axis=0)
+    return mean, jnp.maximum(var, _VAR_FLOOR), v_g, zt, w
+
+
+def _fidelity_part(post: Posterior, kernel, xu, zu, v_g, zt, w):
+    """Standardised moments of f(x, z) and its covariance with g, per candidate."""
+    k_f = _cross(post, kernel, xu, zu)
+    v_f = post.chol_inv @ k_f
+    mean = k_f.T @ post.alpha
+    var = kernel((xu, zu)) - jnp.sum(v_f**2, axis=0)
+
+    def prior_cov(x, z):
+        return jnp.sum(w * jax.vmap(lambda zj: kernel.evaluate((x, z), (x, zj)))(zt))
+
+    cov = jax.vmap(prior_cov)(xu, zu) - jnp.sum(v_f * v_g, axis=0)
+    var_y = jnp.maximum(var, _VAR_FLOOR) + post.noise[_noise_index(post.spec, zu)]
+    return mean, var_y, cov
+
+
+def _to_raw(post: Posterior, mu_g, var_g, mu_y, var_y, cov) -> Moments:
+    s, m = post.scaling.y_scale, post.scaling.y_mean
+    s2 = s * s
+    return Moments(mu_g * s + m, var_g * s2, mu_y * s + m, var_y * s2, cov * s2)
+
+
+@jax.jit
+def _joint_moments(post, x, z, target):
+    kernel = models.build_kernel(post.spec, post.params)
+    xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
+    mu_g, var_g, v_g, zt, w = _target_part(post, kernel, xu, target)
+    mu_y, var_y, cov = _fidelity_part(post, kernel, xu, zu, v_g, zt, w)
+    return _to_raw(post, mu_g, var_g, mu_y, var_y, cov)
+
+
+def joint_moments(post: Posterior, x, z, target: Target) -> Moments:
+    """Joint moments of (g(x), y(x, z)) for M candidate pairs.
+
+    Args:
+        post: the posterior.
+        x: ``[M, d]`` candidates in the search box; z: ``[M]`` (or scalar) fidelities.
+        target: what g is (:func:`target_fidelity`, :func:`target_value`, :func:`task_mean`).
+
+    Returns:
+        :class:`Moments` with fields of shape ``[M]``, in the units of y. ``var_y``
+        includes the observation noise at fidelity z.
+    """
+    x, z = models.check_inputs(post.spec, x, z)
+    _check_target(post.spec, target)
+    return _joint_moments(post, x, z, target)
+
+
+@jax.jit
+def _joint_moments_fidelities(post, x, zs, target):
+    kernel = models.build_kernel(post.spec, post.params)
+    xu, _ = models.scale_inputs(post.spec, post.scaling, x, zs[0])
+    mu_g, var_g, v_g, zt, w = _target_part(post, kernel, xu, target)
+
+    def one(z):
+        _, zu = models.scale_inputs(post.spec, post.scaling, x, jnp.full(x.shape[0], z))
+        return _fidelity_part(post, kernel, xu, zu, v_g, zt, w)
+
+    mu_y, var_y, cov = jax.lax.map(one, zs)
+    f = zs.shape[0]
+    tile = lambda a: jnp.broadcast_to(a, (f,) + a.shape)
+    return _to_raw(post, tile(mu_g), tile(var_g), mu_y, var_y, cov)
+
+
+def joint_moments_fidelities(post: Posterior, x, fidelities, target: Target) -> Moments:
+    """Joint moments for every candidate x at each of F fidelities, sharing the target
+    part (computed once). Fields have shape ``[F, M]``."""
+    fidelities = jnp.atleast_1d(jnp.asarray(fidelities))
+    x, _ = models.check_inputs(post.spec, x, jnp.full(jnp.shape(x)[0], fidelities[0]))
+    for f in np.asarray(fidelities) if not isinstance(fidelities, jax.core.Tracer) else ():
+        models.check_inputs(post.spec, x[:1], jnp.asarray([f]), name_z="fidelities")
+    _check_target(post.spec, target)
+    return _joint_moments_fidelities(post, x, fidelities, target)
+
+
+@jax.jit
+def _target_moments(post, x, target):
+    kernel = models.build_kernel(post.spec, post.params)
+    xu, _ = models.scale_inputs(post.spec, post.scaling, x, jnp.zeros(x.shape[0]))
+    mean, var, *_ = _target_part(post, kernel, xu, target)
+    s = post.scaling.y_scale
+    return mean * s + post.scaling.y_mean, var * s * s
+
+
+def target_moments(post: Posterior, x, target: Target):
+    """Predictive mean and variance of g at ``x`` (``[M, d]``); both ``[M]``."""
+    x, _ = models.check_inputs(post.spec, x, jnp.zeros(jnp.shape(x)[0], jnp.int32) if post.spec.discrete
+                               else jnp.full(jnp.shape(x)[0], post.spec.fidelity_bounds[0]))
+    _check_target(post.spec, target)
+    return _target_moments(post, x, target)
+
+
+@jax.jit
+def _target_joint(post, x, target):
+    kernel = models.build_kernel(post.spec, post.params)
+    xu, _ = models.scale_inputs(post.spec, post.scaling, x, jnp.zeros(x.shape[0]))
+    zt, w = _internal_target(post, target), jnp.asarray(target.weights, xu.dtype)
+    m, J = xu.shape[0], zt.shape[0]
+    mean, _, v_g, _, _ = _target_part(post, kernel, xu, target)
+    prior = sum(
+        w[i] * w[j] * kernel((xu, jnp.full(m, zt[i])), (xu, jnp.full(m, zt[j])))
+        for i in range(J) for j in range(J)
+    )
+    cov = prior - v_g.T @ v_g
+    s = post.scaling.y_scale
+    return mean * s + post.scaling.y_mean, cov * s * s
+
+
+def target_joint(post: Posterior, x, target: Target):
+    """Joint posterior of g at ``x`` (``[M, d]``): mean ``[M]`` and covariance
+    ``[M, M]`` (for exact max-value sampling on a modest grid)."""
+    x, _ = models.check_inputs(post.spec, x, jnp.zeros(jnp.shape(x)[0], jnp.int32) if post.spec.discrete
+                               else jnp.full(jnp.shape(x)[0], post.spec.fidelity_bounds[0]))
+    _check_target(post.spec, target)
+    return _target_joint(post, x, target)
+
+
+@jax.jit
+def _predict(post, x, z):
+    kernel = models.build_kernel(post.spec, post.params)
+    xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
+    k = _cross(post, kernel, xu, zu)
+    v = post.chol_inv @ k
+    var = jnp.maximum(kernel((xu, zu)) - jnp.sum(v**2, axis=0), _VAR_FLOOR)
+    s = post.scaling.y_scale
+    return k.T @ post.alpha * s + post.scaling.y_mean, var * s * s
+
+
+def predict(post: Posterior, x, z):
+    """Predictive mean and variance of the latent f(x, z) (no noise); both ``[M]``."""
+    x, z = models.check_inputs(post.spec, x, z)
+    return _predict(post, x, z)
