@@ -1,0 +1,225 @@
+"""Posterior moments against dense numpy GP algebra, for every model and target kind."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from mumbo_jax import models, posterior
+
+BOUNDS = [(-1.0, 2.0), (10.0, 20.0)]
+ZB = (0.1, 2.0)
+
+
+def np_matern52(X1, X2, ls, amp=1.0):
+    r = np.sqrt(np.sum(((X1[:, None, :] - X2[None, :, :]) / ls) ** 2, axis=-1))
+    return amp * (1 + np.sqrt(5) * r + 5 / 3 * r**2) * np.exp(-np.sqrt(5) * r)
+
+
+def np_ar1_coef(rho):
+    L = len(rho) + 1
+    C = np.zeros((L, L))
+    for i in range(L):
+        for l in range(i, L):
+            C[i, l] = np.prod(rho[i:l])
+    return C
+
+
+def np_kernel(spec, p, X1, Z1, X2, Z2):
+    """Kernel on unit-cube x and internal z, written independently of the library."""
+    p = jax.tree_util.tree_map(np.asarray, p)
+    if spec.kind == "icm":
+        B = p["W"] @ p["W"].T + np.diag(np.exp(p["log_kappa"]))
+        return np_matern52(X1, X2, np.exp(p["log_ls"])) * B[np.ix_(Z1, Z2)]
+    if spec.kind == "ar1":
+        C = np_ar1_coef(p["rho"])
+        return sum(
+            np.outer(C[Z1, l], C[Z2, l]) * np_matern52(X1, X2, np.exp(p["log_ls"][l]), np.exp(p["log_amp"][l]))
+            for l in range(spec.n_fidelities)
+        )
+    if spec.kind == "product":
+        kz = np_matern52(Z1[:, None], Z2[:, None], np.exp(p["log_ls_z"]))
+        return np_matern52(X1, X2, np.exp(p["log_ls"]), np.exp(p["log_amp"])) * kz
+    if spec.kind == "fabolas":
+        a, b, c = p["S_chol"]
+        Lc = np.array([[np.exp(a), 0], [b, np.exp(c)]])
+        phi = lambda z: np.stack([z, (1 - z) ** 2], -1)
+        return np_matern52(X1, X2, np.exp(p["log_ls"])) * (phi(Z1) @ Lc @ Lc.T @ phi(Z2).T)
+    raise AssertionError
+
+
+SPECS = {
+    "icm": models.icm_model(BOUNDS, 3, rank=2),
+    "ar1": models.ar1_model(BOUNDS, 3),
+    "product": models.product_model(BOUNDS, ZB),
+    "fabolas": models.fabolas_model(BOUNDS, ZB),
+}
+TARGETS = {
+    "icm": [posterior.target_fidelity(0), posterior.target_fidelity(2), posterior.task_mean(3)],
+    "ar1": [posterior.target_fidelity(0), posterior.task_mean(3)],
+    "product": [posterior.target_value(2.0), posterior.target_value(0.7)],
+    "fabolas": [posterior.target_value(2.0), posterior.target_value(0.7)],
+}
+
+
+def make_data(spec, n, seed):
+    rng = np.random.default_rng(seed)
+    b = np.asarray(spec.bounds)
+    x = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=(n, spec.dim))
+    z = rng.integers(0, spec.n_fidelities, n) if spec.discrete else rng.uniform(*spec.fidelity_bounds, n)
+    y = np.sin(x[:, 0] * 2) + 0.1 * x[:, 1] + (0.3 * z if True else 0) + 0.05 * rng.normal(size=n)
+    return x, z, y
+
+
+def internal(spec, x, z):
+    b = np.asarray(spec.bounds)
+    xu = (x - b[:, 0]) / (b[:, 1] - b[:, 0])
+    if spec.discrete:
+        return xu, z.astype(int)
+    lo, hi = spec.fidelity_bounds
+    return xu, (z - lo) / (hi - lo)
+
+
+def dense_reference(spec, p, x, z, y, xc, zc, target):
+    """Moments of (g, y) by dense numpy algebra on the joint test covariance."""
+    ym, ys = y.mean(), y.std()
+    yst = (y - ym) / ys
+    noise = spec.noise_floor + np.exp(np.asarray(p["log_noise"]))
+    xu, zu = internal(spec, x, z)
+    noise_obs = noise[zu] if spec.discrete else np.full(len(y), noise[0])
+    K = np_kernel(spec, p, xu, zu, xu, zu) + np.diag(noise_obs)
+    tz = np.asarray(target.z, float)
+    w = np.asarray(target.weights)
+    out = {k: [] for k in ("mu_g", "var_g", "mu_y", "var_y", "cov")}
+    for xi, zi in zip(xc, zc):
+        # test set: the candidate (x, z) followed by (x, z_j) for every target point
+        Xt = np.repeat(xi[None], 1 + len(tz), axis=0)
+        Zt = np.concatenate([[zi], tz])
+        Xtu, Ztu = internal(spec, Xt, Zt)
+        Ks = np_kernel(spec, p, xu, zu, Xtu, Ztu)
+        Kss = np_kernel(spec, p, Xtu, Ztu, Xtu, Ztu)
+        mean = Ks.T @ np.linalg.solve(K, yst)
+        cov = Kss - Ks.T @ np.linalg.solve(K, Ks)
+        A = np.zeros((2, 1 + len(tz)))
+        A[0, 1:] = w  # g
+        A[1, 0] = 1.0  # f(x, z)
+        m2, c2 = A @ mean, A @ cov @ A.T
+        nz = noise[int(Ztu[0])] if spec.discrete else noise[0]
+        out["mu_g"].append(m2[0] * ys + ym)
+        out["var_g"].append(c2[0, 0] * ys**2)
+        out["mu_y"].append(m2[1] * ys + ym)
+        out["var_y"].append((c2[1, 1] + nz) * ys**2)
+        out["cov"].append(c2[0, 1] * ys**2)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+CASES = [(kind, i) for kind in SPECS for i in range(len(TARGETS[kind]))]
+
+
+@pytest.mark.parametrize("kind,ti", CASES)
+def test_joint_moments_match_dense_numpy(kind, ti):
+    spec, target = SPECS[kind], TARGETS[kind][ti]
+    x, z, y = make_data(spec, 25, seed=1)
+    p = models.random_params(spec, jax.random.PRNGKey(3))
+    post = posterior.condition(spec, p, x, z, y)
+    xc, zc, _ = make_data(spec, 9, seed=2)
+    got = posterior.joint_moments(post, xc, zc, target)
+    ref = dense_reference(spec, p, x, z, y, xc, zc, target)
+    for name in ref:
+        np.testing.assert_allclose(np.asarray(getattr(got, name)), ref[name], rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["icm", "ar1", "product"])
+def test_fidelity_grid_matches_pairwise(kind):
+    spec = SPECS[kind]
+    target = TARGETS[kind][0]
+    x, z, y = make_data(spec, 20, seed=4)
+    post = posterior.condition(spec, models.default_params(spec), x, z, y)
+    xc, _, _ = make_data(spec, 6, seed=5)
+    fids = jnp.arange(3) if spec.discrete else jnp.asarray([0.2, 1.0, 2.0])
+    grid = posterior.joint_moments_fidelities(post, xc, fids, target)
+    for i, f in enumerate(fids):
+        pair = posterior.joint_moments(post, xc, jnp.full(6, f), target)
+        for a, b in zip(grid, pair):
+            np.testing.assert_allclose(a[i], b, rtol=1e-10, atol=1e-12)
+
+
+def test_target_joint_and_predict_consistent():
+    spec = SPECS["icm"]
+    x, z, y = make_data(spec, 20, seed=6)
+    post = posterior.condition(spec, models.default_params(spec), x, z, y)
+    xc, _, _ = make_data(spec, 8, seed=7)
+    target = posterior.task_mean(3)
+    mean, cov = posterior.target_joint(post, xc, target)
+    mu_g, var_g = posterior.target_moments(post, xc, target)
+    np.testing.assert_allclose(mean, mu_g, rtol=1e-10)
+    np.testing.assert_allclose(np.diag(cov), var_g, rtol=1e-8)
+    assert np.all(np.linalg.eigvalsh(cov) > -1e-8)
+    # the mean over tasks of the per-task predictions equals the task-mean target
+    means = [posterior.predict(post, xc, jnp.full(8, k))[0] for k in range(3)]
+    np.testing.assert_allclose(np.mean(means, axis=0), mu_g, rtol=1e-10)
+
+
+def test_padding_mask_changes_nothing():
+    spec = SPECS["icm"]
+    x, z, y = make_data(spec, 15, seed=8)
+    p = models.default_params(spec)
+    post = posterior.condition(spec, p, x, z, y)
+    xp = np.concatenate([x, np.full((5, 2), [0.0, 15.0])])
+    zp = np.concatenate([z, np.zeros(5, int)])
+    yp = np.concatenate([y, np.full(5, 123.0)])
+    mask = np.concatenate([np.ones(15), np.zeros(5)])
+    post_p = posterior.condition(spec, p, xp, zp, yp, mask=mask)
+    xc, zc, _ = make_data(spec, 7, seed=9)
+    for a, b in zip(posterior.joint_moments(post, xc, zc, TARGETS["icm"][0]),
+                    posterior.joint_moments(post_p, xc, zc, TARGETS["icm"][0])):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_moments_differentiable_in_x():
+    spec = SPECS["fabolas"]
+    x, z, y = make_data(spec, 15, seed=10)
+    post = posterior.condition(spec, models.default_params(spec), x, z, y)
+    target = posterior.target_value(2.0)
+
+    def total(xc):
+        m = posterior.joint_moments(post, xc, jnp.full(4, 1.0), target)
+        return sum(jnp.sum(a) for a in m)
+
+    xc = jnp.asarray(make_data(spec, 4, seed=11)[0])
+    g = jax.grad(total)(xc)
+    assert np.all(np.isfinite(g)) and np.any(g != 0)
+    # at a training point the posterior variance is small but the gradient is finite
+    g0 = jax.grad(total)(jnp.asarray(x[:4]))
+    assert np.all(np.isfinite(g0))
+
+
+def test_bad_inputs_raise_clear_errors():
+    spec = SPECS["icm"]
+    x, z, y = make_data(spec, 10, seed=12)
+    p = models.default_params(spec)
+    with pytest.raises(ValueError, match="fidelity 3 does not exist"):
+        posterior.condition(spec, p, x, np.full(10, 3), y)
+    with pytest.raises(ValueError, match=r"x must have shape \[n, 2\]"):
+        posterior.condition(spec, p, x[:, :1], z, y)
+    with pytest.raises(ValueError, match="y must have shape"):
+        posterior.condition(spec, p, x, z, y[:-1])
+    with pytest.raises(ValueError, match="z must have shape"):
+        posterior.condition(spec, p, x, z[:-1], y)
+    y_bad = y.copy()
+    y_bad[4] = np.nan
+    with pytest.raises(ValueError, match="non-finite values at rows \\[4\\]"):
+        posterior.condition(spec, p, x, z, y_bad)
+    post = posterior.condition(spec, p, x, z, y)
+    with pytest.raises(ValueError, match="target fidelity"):
+        posterior.joint_moments(post, x, z, posterior.target_fidelity(5))
+    with pytest.raises(ValueError, match="lower bound must be below upper bound"):
+        models.icm_model([(1.0, 0.0)], 2)
+    with pytest.raises(ValueError, match="outside its bounds"):
+        cspec = SPECS["product"]
+        xc, zc, yc = make_data(cspec, 5, seed=1)
+        posterior.condition(cspec, models.default_params(cspec), xc, zc + 10.0, yc)
+    with pytest.raises(ValueError, match="n_fidelities"):
+        models.icm_model(BOUNDS, 0)
+    with pytest.raises(ValueError, match="noise must be"):
+        models.icm_model(BOUNDS, 3, noise=(1e-3, 1e-3))
