@@ -7,7 +7,7 @@ import pytest
 import scipy.optimize
 from jax.flatten_util import ravel_pytree
 
-from mumbo_jax import fit, models
+from mumbo_jax import fitting as fit, models
 
 from .test_posterior import np_matern52
 

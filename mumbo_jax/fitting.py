@@ -57,27 +57,47 @@ def _lbfgs(fun, init, max_iter, tol):
     return params, fun(params)
 
 
-@functools.partial(jax.jit, static_argnames=("spec", "n_restarts", "max_iter"))
-def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol):
+def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_iter: int, tol: float):
+    """Run L-BFGS from each of the stacked starts ``inits`` (leading axis R) and keep
+    the best. Traceable (no validation): the building block of :func:`fit_params` and of
+    the BO loops' warm-started refits.
+
+    Returns:
+        ``(params, loss, losses [R])``.
+    """
     objective = lambda p: neg_log_marginal(spec, p, scaling, x, z, y, mask)
-    keys = jax.random.split(key, n_restarts)
-    inits = jax.vmap(lambda k: models.random_params(spec, k))(keys)
-    # the first start is the deterministic default
-    inits = jax.tree_util.tree_map(lambda r, d: r.at[0].set(d), inits, models.default_params(spec))
     params, losses = jax.lax.map(lambda p: _lbfgs(objective, p, max_iter, tol), inits)
+    n_starts = losses.shape[0]
     finite = jnp.isfinite(losses) & jax.tree_util.tree_reduce(
         jnp.logical_and,
-        jax.tree_util.tree_map(lambda a: jnp.all(jnp.isfinite(a.reshape(n_restarts, -1)), axis=1), params),
+        jax.tree_util.tree_map(lambda a: jnp.all(jnp.isfinite(a.reshape(n_starts, -1)), axis=1), params),
     )
     losses = jnp.where(finite, losses, jnp.inf)
     best = jnp.argmin(losses)
     best_params = jax.tree_util.tree_map(lambda a: a[best], params)
-    # if every restart failed, fall back to the defaults rather than return NaN
+    # if every start failed, fall back to the defaults rather than return NaN
     ok = jnp.isfinite(losses[best])
     best_params = jax.tree_util.tree_map(
         lambda b, d: jnp.where(ok, b, d), best_params, models.default_params(spec)
     )
     return best_params, losses[best], losses
+
+
+def restart_inits(spec: ModelSpec, key, n_restarts: int, first: dict | None = None) -> dict:
+    """Stacked starts: ``first`` (or the defaults) then random perturbations; when
+    ``first`` is given the defaults come second."""
+    keys = jax.random.split(key, n_restarts)
+    inits = jax.vmap(lambda k: models.random_params(spec, k))(keys)
+    fixed = [models.default_params(spec)] if first is None else [first, models.default_params(spec)]
+    for i, p in enumerate(fixed[:n_restarts]):
+        inits = jax.tree_util.tree_map(lambda r, v: r.at[i].set(v), inits, p)
+    return inits
+
+
+@functools.partial(jax.jit, static_argnames=("spec", "n_restarts", "max_iter"))
+def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol):
+    inits = restart_inits(spec, key, n_restarts)
+    return fit_from(spec, scaling, x, z, y, mask, inits, max_iter, tol)
 
 
 def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter: int = 200,
