@@ -16,18 +16,35 @@ import jax.numpy as jnp
 from tinygp import kernels, transforms
 
 
+class EuclideanDistance(kernels.distance.Distance):
+    """r = sqrt(||x - x'||^2 + tiny): the L2 distance with finite gradients at r = 0.
+
+    Used instead of tinygp's ``L2Distance``, whose ``where(r2 == 0, r1, sqrt(r2))`` form
+    XLA on CPU (jaxlib 0.10.2) miscompiled inside larger jitted graphs: whole columns
+    of Gram matrices came back wrong (tests/test_posterior.py guards against it).
+    """
+
+    def distance(self, X1, X2):
+        sq = jnp.sum(jnp.square(X1 - X2))
+        return jnp.sqrt(sq + jnp.finfo(sq.dtype).tiny)
+
+    def squared_distance(self, X1, X2):
+        return jnp.sum(jnp.square(X1 - X2))
+
+
 def matern52_ard(lengthscales: jax.Array, amplitude: jax.Array | float = 1.0):
     """ARD Matern-5/2 on the Euclidean distance.
 
     k(x, x') = a * (1 + sqrt5 r + 5/3 r^2) exp(-sqrt5 r), r = ||(x - x') / l||_2.
 
-    tinygp's Matern default in d > 1 is the L1 distance; we pass L2 explicitly.
+    tinygp's Matern default in d > 1 is the L1 distance; we pass an L2 distance
+    explicitly (:class:`EuclideanDistance`).
 
     Args:
         lengthscales: ``[d]`` positive lengthscales.
         amplitude: scalar signal variance ``a``.
     """
-    base = kernels.Matern52(distance=kernels.L2Distance())
+    base = kernels.Matern52(distance=EuclideanDistance())
     return amplitude * transforms.Linear(1.0 / jnp.asarray(lengthscales), base)
 
 

@@ -214,12 +214,25 @@ def noise_variances(spec: ModelSpec, params: dict, y_std) -> jax.Array:
     return jnp.maximum(fixed, spec.noise_floor)
 
 
+def signal_variances(spec: ModelSpec, params: dict) -> jax.Array:
+    """Prior variances of the model's components (standardised units): diag(B) for ICM,
+    each level's amplitude for AR(1), the amplitude of the product kernel, diag(S)
+    for FABOLAS."""
+    if spec.kind == "icm":
+        return jnp.sum(params["W"] ** 2, axis=1) + jnp.exp(params["log_kappa"])
+    if spec.kind in ("ar1", "product"):
+        return jnp.exp(jnp.atleast_1d(params["log_amp"]))
+    a, b, c = params["S_chol"]
+    return jnp.stack([jnp.exp(2 * a), b**2 + jnp.exp(2 * c)])
+
+
 def log_prior(spec: ModelSpec, params: dict) -> jax.Array:
-    """Weak log-normal prior on lengthscales (centred at 0.5 of the unit cube, sd 2 in
-    log space): keeps a lengthscale from running off to infinity when the data do not
-    constrain it, while leaving well-identified fits unchanged."""
-    log_ls = params["log_ls"]
-    return -0.5 * jnp.sum(jnp.square((log_ls - jnp.log(0.5)) / 2.0))
+    """Weak log-normal priors that keep fits sane on the few points BO starts with:
+    lengthscales (unit cube) ~ logN(log 0.5, 1.2^2) and signal variances (standardised
+    y) ~ logN(0, 1.5^2). Without them two points in 1-D are fitted by a near-linear
+    function of huge amplitude and lengthscale; with many points the data dominate."""
+    lp = -0.5 * jnp.sum(jnp.square((params["log_ls"] - jnp.log(0.5)) / 1.2))
+    return lp - 0.5 * jnp.sum(jnp.square(jnp.log(signal_variances(spec, params)) / 1.5))
 
 
 # --------------------------------------------------------------------------- scaling

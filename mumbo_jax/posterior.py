@@ -182,8 +182,14 @@ def _check_target(spec: ModelSpec, target: Target):
 
 
 def _cross(post: Posterior, kernel, xu, zu):
-    """``[n, M]`` masked cross-covariance between training points and candidates."""
-    return kernel((post.x, post.z), (xu, zu)) * post.mask[:, None]
+    """``[n, M]`` masked cross-covariance between training points and candidates.
+
+    The barrier materialises the matrix before its two consumers (the solve and the
+    mean): with jax/jaxlib 0.10.2 on CPU, XLA fused the vmapped kernel into the
+    ``k.T @ alpha`` product and returned wrong means (errors of 1e3 on well-conditioned
+    problems; see tests/test_posterior.py::test_predict_at_training_points_jitted).
+    """
+    return jax.lax.optimization_barrier(kernel((post.x, post.z), (xu, zu)) * post.mask[:, None])
 
 
 def _target_part(post: Posterior, kernel, xu, target: Target):

@@ -223,3 +223,25 @@ def test_bad_inputs_raise_clear_errors():
         models.icm_model(BOUNDS, 0)
     with pytest.raises(ValueError, match="noise must be"):
         models.icm_model(BOUNDS, 3, noise=(1e-3, 1e-3))
+
+
+@pytest.mark.parametrize("n_fid,n,size", [(3, 16, 32), (3, 25, 25), (2, 10, 32)])
+def test_predict_at_training_points_jitted(n_fid, n, size):
+    """Regression: with tinygp's L2Distance, XLA on CPU (jaxlib 0.10.2) miscompiled the
+    jitted prediction and returned means off by 1e3 on well-conditioned problems."""
+    rng = np.random.default_rng(0)
+    spec = models.icm_model([(0.0, 1.0)], n_fid)
+    x = rng.uniform(size=(n, 1))
+    z = rng.integers(0, n_fid, n)
+    y = rng.normal(size=n)
+    pad = size - n
+    mask = np.concatenate([np.ones(n), np.zeros(pad)])
+    p = models.random_params(spec, jax.random.PRNGKey(1))
+    post = posterior.condition(spec, p, np.concatenate([x, np.zeros((pad, 1))]),
+                               np.concatenate([z, np.zeros(pad, int)]), np.concatenate([y, np.zeros(pad)]), mask)
+    mu, _ = posterior.predict(post, x, z)
+    K = np_kernel(spec, p, x, z, x, z)
+    noise = spec.noise_floor + np.exp(np.asarray(p["log_noise"]))
+    ys = (y - y.mean()) / y.std()
+    ref = K @ np.linalg.solve(K + np.diag(noise[z]), ys) * y.std() + y.mean()
+    np.testing.assert_allclose(np.asarray(mu), ref, rtol=1e-8, atol=1e-8)
