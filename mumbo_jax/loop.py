@@ -1,0 +1,502 @@
+"""The BO decision rule, and the two loops that drive it.
+
+One decision rule (:func:`propose`): fit the GP (warm-started from the previous
+step's hyper-parameters), sample g*, maximise alpha / cost over (x, z). Two loops use it:
+
+* :class:`AskTell` for black boxes that cannot be traced (a model being trained):
+  ``ask()`` returns the next (x, z), ``tell(x, z, y)`` records the result. Its state is
+  plain data (:meth:`AskTell.state_dict`) that can be saved and restored.
+* :func:`run_compiled` for JAX-traceable benchmark problems: fixed-size buffers with
+  masks, each buffer size one ``lax.while_loop``, vmapped over seeds, so a multi-seed
+  sweep is one XLA program per buffer size.
+
+Both start from the paper's design (2 d random points at every fidelity) and derive the
+key of step k as ``fold_in(key, k)``, so for the same key they make the same decisions.
+Buffers grow geometrically (32, 64, 128, ...): a step pays for the data it has, not for
+the largest buffer of the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mumbo_jax import acquisitions, fitting, maxvalue, models, optimize, posterior, problems
+
+STRATEGIES = ("mumbo", "mes", "random")
+MIN_BUFFER = 32
+
+
+@dataclasses.dataclass(frozen=True)
+class BOSettings:
+    """Static settings of the decision rule.
+
+    Attributes:
+        strategy: ``"mumbo"`` (multi-fidelity), ``"mes"`` (max-value entropy search at
+            the target only) or ``"random"`` (uniform x at the target).
+        n_gstar: samples of g* per step.
+        gstar_method: ``"gumbel"`` or ``"exact"``.
+        gstar_grid: random grid size for g* (None: the sampler's default, 10,000 d).
+        n_candidates: random candidates scored per fidelity.
+        n_starts: best candidates polished by projected Adam.
+        n_polish_steps: Adam steps per start.
+        learning_rate: Adam step on the unit cube.
+        fit_restarts: L-BFGS starts per refit (previous params, defaults, random).
+        fit_max_iter: L-BFGS iterations per start.
+    """
+
+    strategy: str = "mumbo"
+    n_gstar: int = 10
+    gstar_method: str = "gumbel"
+    gstar_grid: int | None = None
+    n_candidates: int = 2000
+    n_starts: int = 8
+    n_polish_steps: int = 40
+    learning_rate: float = 0.03
+    fit_restarts: int = 3
+    fit_max_iter: int = 100
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; allowed: {STRATEGIES}")
+        if self.gstar_method not in maxvalue.GSTAR_METHODS:
+            raise ValueError(f"unknown gstar_method {self.gstar_method!r}; allowed: {maxvalue.GSTAR_METHODS}")
+        for name in ("n_gstar", "n_candidates", "n_starts", "n_polish_steps", "fit_restarts", "fit_max_iter"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+@functools.partial(jax.tree_util.register_dataclass, data_fields=["space"],
+                   meta_fields=["spec", "target_z", "target_w"])
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """What is optimised: the model over X x Z, the target g and the fidelity space.
+
+    Attributes:
+        spec: the GP model (its bounds are the search box).
+        target_z, target_w: the :class:`mumbo_jax.posterior.Target` as tuples (static).
+        space: :class:`mumbo_jax.optimize.FidelitySpace` with the cost model.
+    """
+
+    spec: models.ModelSpec
+    target_z: tuple
+    target_w: tuple
+    space: optimize.FidelitySpace
+
+    @property
+    def target(self) -> posterior.Target:
+        return posterior.Target(jnp.asarray(self.target_z), jnp.asarray(self.target_w))
+
+
+def make_task(spec: models.ModelSpec, target: posterior.Target, space: optimize.FidelitySpace) -> Task:
+    """Bundle a model, a target and a fidelity space (checked for consistency)."""
+    posterior._check_target(spec, target)
+    if spec.discrete != (space.n_fidelities is not None):
+        raise ValueError("a discrete model needs discrete fidelities and a continuous model a continuous one")
+    if spec.discrete and space.n_fidelities != spec.n_fidelities:
+        raise ValueError(f"the model has {spec.n_fidelities} fidelities but the cost model {space.n_fidelities}")
+    z = tuple(np.asarray(target.z).tolist())
+    return Task(spec, z, tuple(float(w) for w in np.asarray(target.weights)), space)
+
+
+def problem_task(problem: problems.Problem, model: str | None = None, rank: int = 2) -> Task:
+    """The task of a benchmark problem: ICM (discrete) or product kernel (continuous)
+    by default, the problem's noise learned, its known costs, its target fidelity."""
+    if problem.is_discrete:
+        model = model or "icm"
+        if model == "icm":
+            spec = models.icm_model(problem.bounds, problem.n_fidelities, rank=min(rank, problem.n_fidelities))
+        elif model == "ar1":
+            spec = models.ar1_model(problem.bounds, problem.n_fidelities)
+        else:
+            raise ValueError(f"model {model!r} is not for discrete fidelities; allowed: ('icm', 'ar1')")
+        return make_task(spec, posterior.target_fidelity(problem.target_fidelity),
+                         optimize.discrete_fidelities(problem.costs))
+    model = model or "product"
+    if model not in ("product", "fabolas"):
+        raise ValueError(f"model {model!r} is not for a continuous fidelity; allowed: ('product', 'fabolas')")
+    make = models.product_model if model == "product" else models.fabolas_model
+    spec = make(problem.bounds, problem.fidelity_bounds)
+    return make_task(spec, posterior.target_value(problem.target_fidelity),
+                     optimize.continuous_fidelity(problem.fidelity_bounds, problem.cost_function))
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+class Buffers(NamedTuple):
+    """Fixed-size data buffers: rows with mask 0 are padding."""
+
+    x: jax.Array  # [B, d]
+    z: jax.Array  # [B] fidelities (float; cast to int for discrete models)
+    y: jax.Array  # [B] observations, maximisation convention
+    mask: jax.Array  # [B]
+
+
+def buffer_size(n: int) -> int:
+    """Smallest power-of-two buffer (at least MIN_BUFFER) holding n + 1 points."""
+    size = MIN_BUFFER
+    while size < n + 1:
+        size *= 2
+    return size
+
+
+def pad_buffers(x, z, y, size: int) -> Buffers:
+    n, d = x.shape
+    pad = size - n
+    return Buffers(
+        jnp.concatenate([jnp.asarray(x, float), jnp.zeros((pad, d))]),
+        jnp.concatenate([jnp.asarray(z, float), jnp.zeros(pad)]),
+        jnp.concatenate([jnp.asarray(y, float), jnp.zeros(pad)]),
+        jnp.concatenate([jnp.ones(n), jnp.zeros(pad)]),
+    )
+
+
+def initial_design(task: Task, key, n_per_fidelity: int | None = None):
+    """The paper's design: ``2 d`` uniform points, each evaluated at every fidelity
+    (a continuous fidelity at its lower bound, midpoint and upper bound).
+
+    Returns:
+        ``(x [n0, d], z [n0])``.
+    """
+    spec = task.spec
+    n = 2 * spec.dim if n_per_fidelity is None else n_per_fidelity
+    b = jnp.asarray(spec.bounds)
+    x = b[:, 0] + (b[:, 1] - b[:, 0]) * jax.random.uniform(key, (n, spec.dim))
+    if spec.discrete:
+        fids = jnp.arange(spec.n_fidelities, dtype=float)
+    else:
+        lo, hi = spec.fidelity_bounds
+        fids = jnp.asarray([lo, 0.5 * (lo + hi), hi])
+    return jnp.tile(x, (fids.shape[0], 1)), jnp.repeat(fids, n)
+
+
+def _mumbo_alpha(post, target, gstar, x, z):
+    m = posterior._joint_moments(post, x, z, target)
+    return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
+
+
+def _mes_alpha(post, target, gstar, x, z):
+    mu, var = posterior._target_moments(post, x, target)
+    return acquisitions.mes_gain(mu, var, gstar)
+
+
+def _random_alpha(key, x, z):
+    # i.i.d. uniform scores: the maximiser's best random candidate is a uniform draw
+    u = jax.random.uniform(jax.random.fold_in(key, 0), x.shape[:1])
+    return u + 0.0 * jnp.sum(x, axis=-1)
+
+
+def _target_only(task: Task) -> optimize.FidelitySpace:
+    """The fidelity space restricted to the target (single-fidelity strategies)."""
+    space = task.space
+    if space.n_fidelities is not None:
+        # fidelity 0 is the target of every discrete problem in this library
+        return optimize.FidelitySpace(1, None, space.cost)
+    z0 = float(task.target_z[0])
+    return optimize.FidelitySpace(None, (z0, z0), space.cost)
+
+
+class Timings(NamedTuple):
+    fit: float
+    gstar: float
+    maximise: float
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key) -> posterior.Posterior:
+    """Refit hyper-parameters (warm start from ``params``) and condition."""
+    spec = task.spec
+    scaling = models.make_scaling(spec, buffers.y, buffers.mask)
+    inits = fitting.restart_inits(spec, key, settings.fit_restarts, first=params)
+    best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
+                                  settings.fit_max_iter, 1e-5)
+    return posterior._condition(spec, best, scaling, buffers.x, buffers.z, buffers.y, buffers.mask)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key):
+    if settings.strategy == "random":
+        return jnp.zeros(settings.n_gstar)
+    n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
+    return maxvalue._sample_gstar(key, post, task.target, settings.n_gstar, settings.gstar_method, n_grid)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key) -> optimize.Proposal:
+    if settings.strategy == "mumbo":
+        acq, space = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar), task.space
+    elif settings.strategy == "mes":
+        acq, space = jax.tree_util.Partial(_mes_alpha, post, task.target, gstar), _target_only(task)
+    else:
+        acq, space = jax.tree_util.Partial(_random_alpha, key), _target_only(task)
+    return optimize._maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
+                              settings.n_starts, settings.n_polish_steps, settings.learning_rate)
+
+
+def incumbent(task: Task, post: posterior.Posterior, buffers: Buffers):
+    """The evaluated x with the best posterior mean of g: ``(x [d], mean)``."""
+    mu, _ = posterior._target_moments(post, buffers.x, task.target)
+    mu = jnp.where(buffers.mask > 0, mu, -jnp.inf)
+    i = jnp.argmax(mu)
+    return buffers.x[i], mu[i]
+
+
+def step_keys(key, k):
+    """Keys of BO step k (fit, g*, maximisation), the same in both loops."""
+    return jax.random.split(jax.random.fold_in(key, k), 3)
+
+
+def propose(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key, k):
+    """One decision: ``(proposal, posterior)`` for step k (traceable)."""
+    k_fit, k_gstar, k_max = step_keys(key, k)
+    post = fit_stage(settings, task, buffers, params, k_fit)
+    gstar = gstar_stage(settings, task, post, k_gstar)
+    return maximise_stage(settings, task, post, gstar, k_max), post
+
+
+def _validate_settings_for_task(settings: BOSettings, task: Task):
+    if task.space.n_fidelities is not None and settings.n_starts > settings.n_candidates * task.space.n_fidelities:
+        raise ValueError("n_starts exceeds the number of scored candidates")
+
+
+# --------------------------------------------------------------------------- ask / tell
+
+
+class AskTell:
+    """Ask/tell optimiser for black boxes.
+
+    ``ask()`` returns the next ``(x, z)``; ``tell(x, z, y, cost=None)`` records a result
+    (y in maximisation convention: negate a loss). The first asks return the initial
+    design. ``state_dict()`` is plain data (lists and floats) that :meth:`from_state`
+    restores exactly.
+
+    Args:
+        task: model, target and fidelity space (:func:`make_task`, :func:`problem_task`).
+        settings: the decision rule's settings.
+        seed: integer seed; the same seed gives the same decisions as :func:`run_compiled`.
+    """
+
+    def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0):
+        _validate_settings_for_task(settings, task)
+        self.task, self.settings, self.seed = task, settings, int(seed)
+        self.key = jax.random.PRNGKey(self.seed)
+        design_key, self.loop_key = jax.random.split(self.key)
+        x0, z0 = initial_design(task, design_key)
+        self.design = [(np.asarray(x), float(z)) for x, z in zip(x0, z0)]
+        self.n_design = len(self.design)
+        self.x, self.z, self.y, self.costs = [], [], [], []
+        self.params = models.default_params(task.spec)
+        self.timings: list[Timings] = []
+        self._post = None
+
+    # -- the protocol
+    def ask(self):
+        """Next ``(x [d] numpy array, z)`` to evaluate: the initial design first, in
+        order (asking again before telling returns the same point)."""
+        if self.in_initial_design:
+            x, z = self.design[len(self.x)]
+            return np.array(x), self._fidelity(z)
+        k = len(self.x) - self.n_design
+        buffers = pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), buffer_size(len(self.x)))
+        k_fit, k_gstar, k_max = step_keys(self.loop_key, k)
+        t0 = time.perf_counter()
+        post = jax.block_until_ready(fit_stage(self.settings, self.task, buffers, self.params, k_fit))
+        t1 = time.perf_counter()
+        gstar = jax.block_until_ready(gstar_stage(self.settings, self.task, post, k_gstar))
+        t2 = time.perf_counter()
+        prop = jax.block_until_ready(maximise_stage(self.settings, self.task, post, gstar, k_max))
+        t3 = time.perf_counter()
+        self.params = jax.tree_util.tree_map(np.asarray, post.params)
+        self.timings.append(Timings(t1 - t0, t2 - t1, t3 - t2))
+        self._post = (post, buffers)
+        return np.asarray(prop.x), self._fidelity(prop.z)
+
+    def tell(self, x, z, y, cost=None):
+        """Record an evaluation. ``y`` must be finite (maximisation convention)."""
+        x = np.asarray(x, float).reshape(-1)
+        if x.shape != (self.task.spec.dim,):
+            raise ValueError(f"x must have {self.task.spec.dim} coordinates, got {x.shape[0]}")
+        if not np.isfinite(y):
+            raise ValueError(f"y must be finite, got {y}; record failed evaluations elsewhere")
+        models.check_inputs(self.task.spec, x[None], np.asarray([z]))
+        c = float(self.task.space.cost(jnp.asarray([z]))[0]) if cost is None else float(cost)
+        self.x.append(x)
+        self.z.append(float(z))
+        self.y.append(float(y))
+        self.costs.append(c)
+
+    def incumbent(self):
+        """``(x, posterior mean of g)`` of the best evaluated x (refits on all data)."""
+        buffers = pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), buffer_size(len(self.x)))
+        k_fit, _, _ = step_keys(self.loop_key, len(self.x) - self.n_design)
+        post = fit_stage(self.settings, self.task, buffers, self.params, k_fit)
+        x, mu = incumbent(self.task, post, buffers)
+        return np.asarray(x), float(mu)
+
+    @property
+    def in_initial_design(self) -> bool:
+        return len(self.x) < self.n_design
+
+    def _fidelity(self, z):
+        return int(z) if self.task.spec.discrete else float(z)
+
+    # -- plain-data state
+    def state_dict(self) -> dict:
+        return {
+            "seed": self.seed,
+            "x": [list(map(float, x)) for x in self.x],
+            "z": list(self.z),
+            "y": list(self.y),
+            "costs": list(self.costs),
+            "params": {k: np.asarray(v).tolist() for k, v in self.params.items()},
+        }
+
+    @classmethod
+    def from_state(cls, task: Task, settings: BOSettings, state: dict) -> "AskTell":
+        opt = cls(task, settings, state["seed"])
+        for x, z, y, c in zip(state["x"], state["z"], state["y"], state["costs"]):
+            opt.tell(x, z, y, c)
+        opt.params = {k: np.asarray(v) for k, v in state["params"].items()}
+        return opt
+
+
+# --------------------------------------------------------------------------- compiled loop
+
+
+class History(NamedTuple):
+    """A run's record (leading seed axis when vmapped). Evaluation k is the k-th BO
+    evaluation after the initial design; entry k of the curves is the state after k of
+    them (entry 0: after the initial design)."""
+
+    x: jax.Array  # [S, d] chosen inputs
+    z: jax.Array  # [S] chosen fidelities
+    y: jax.Array  # [S] observations (maximisation convention)
+    cost: jax.Array  # [S] cost of each evaluation
+    cost_spent: jax.Array  # [S + 1] cumulative BO cost (initial design excluded)
+    incumbent_x: jax.Array  # [S + 1, d]
+    incumbent_value: jax.Array  # [S + 1] true target value (problem's own sense)
+    regret: jax.Array  # [S + 1] simple regret of the incumbent
+    n_evals: jax.Array  # number of BO evaluations made
+    initial_cost: jax.Array  # cost of the initial design
+
+
+class _Carry(NamedTuple):
+    buffers: Buffers
+    n: jax.Array
+    k: jax.Array
+    spent: jax.Array
+    params: dict
+    history: History
+    running: jax.Array
+
+
+def _run_bucket(settings, task, problem, budget, max_evals, key, carry: _Carry) -> _Carry:
+    """Steps while there is room in this buffer size: fit, record the incumbent, and
+    (while budget and evaluation cap allow) propose and evaluate one point."""
+    size = carry.buffers.x.shape[0]
+    loop_key = jax.random.split(key)[1]
+    noise_key = jax.random.fold_in(key, 7)
+
+    def cond(c):
+        return c.running & (c.n < size)
+
+    def body(c):
+        prop, post = propose(settings, task, c.buffers, c.params, loop_key, c.k)
+        x_inc, _ = incumbent(task, post, c.buffers)
+        h = c.history
+        h = h._replace(
+            incumbent_x=h.incumbent_x.at[c.k].set(x_inc),
+            incumbent_value=h.incumbent_value.at[c.k].set(problems.target_value(problem, x_inc)),
+            regret=h.regret.at[c.k].set(problems.simple_regret(problem, x_inc)),
+            cost_spent=h.cost_spent.at[c.k].set(c.spent),
+        )
+        go = (c.spent < budget) & (c.k < max_evals)
+        z = prop.z.astype(float)
+        y = problems.noisy_objective(problem, jax.random.fold_in(noise_key, c.k), prop.x, prop.z)
+        cost = task.space.cost(jnp.atleast_1d(prop.z))[0]
+        kk = jnp.minimum(c.k, max_evals - 1)
+        h_new = h._replace(
+            x=h.x.at[kk].set(prop.x), z=h.z.at[kk].set(z), y=h.y.at[kk].set(y), cost=h.cost.at[kk].set(cost),
+            n_evals=c.k + 1,
+        )
+        b = c.buffers
+        b_new = Buffers(b.x.at[c.n].set(prop.x), b.z.at[c.n].set(z), b.y.at[c.n].set(y), b.mask.at[c.n].set(1.0))
+        pick = lambda new, old: jax.tree_util.tree_map(lambda a, o: jnp.where(go, a, o), new, old)
+        return _Carry(
+            pick(b_new, b), c.n + go, c.k + go, c.spent + jnp.where(go, cost, 0.0),
+            jax.tree_util.tree_map(jnp.asarray, post.params), pick(h_new, h), go,
+        )
+
+    return jax.lax.while_loop(cond, body, carry)
+
+
+def _initial_carry(settings, task, problem, key, max_evals):
+    design_key, loop_key = jax.random.split(key)
+    x0, z0 = initial_design(task, design_key)
+    zp = z0.astype(jnp.int32) if task.spec.discrete else z0  # problems index fidelities by int
+    y0 = jax.vmap(lambda x, z, i: problems.noisy_objective(problem, jax.random.fold_in(design_key, i), x, z))(
+        x0, zp, jnp.arange(x0.shape[0]))
+    n0 = x0.shape[0]
+    buffers = pad_buffers(x0, z0, y0, buffer_size(n0))
+    d = task.spec.dim
+    history = History(
+        jnp.zeros((max_evals, d)), jnp.zeros(max_evals), jnp.zeros(max_evals), jnp.zeros(max_evals),
+        jnp.full(max_evals + 1, jnp.nan), jnp.full((max_evals + 1, d), jnp.nan), jnp.full(max_evals + 1, jnp.nan),
+        jnp.full(max_evals + 1, jnp.nan), jnp.asarray(0), jnp.sum(task.space.cost(zp)),
+    )
+    return _Carry(buffers, jnp.asarray(n0), jnp.asarray(0), jnp.asarray(0.0), models.default_params(task.spec),
+                  history, jnp.asarray(True))
+
+
+def _grow(carry: _Carry, size: int) -> _Carry:
+    """Pad the (seed-batched) buffers along their data axis to ``size`` rows."""
+    pad = lambda a: jnp.pad(a, [(0, 0), (0, size - a.shape[1])] + [(0, 0)] * (a.ndim - 2))
+    return carry._replace(buffers=Buffers(*map(pad, carry.buffers)))
+
+
+def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSettings = BOSettings(),
+                 task: Task | None = None, max_evals: int = 200, progress=None) -> History:
+    """Run BO on a traceable benchmark for several seeds at once.
+
+    Each buffer size (32, 64, ...) is one compiled ``lax.while_loop`` vmapped over seeds.
+
+    Args:
+        problem: a :class:`mumbo_jax.problems.Problem`.
+        budget: cost to spend after the initial design (> 0).
+        seeds: integer seeds (one run each).
+        settings: the decision rule.
+        task: defaults to :func:`problem_task`.
+        max_evals: cap on BO evaluations per seed (sizes the buffers).
+        progress: optional ``callback(history)`` called after each buffer size.
+
+    Returns:
+        :class:`History` with a leading seed axis.
+    """
+    if not budget > 0:
+        raise ValueError(f"budget must be > 0, got {budget}")
+    task = task or problem_task(problem)
+    _validate_settings_for_task(settings, task)
+    keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in np.atleast_1d(seeds)])
+    init = jax.jit(jax.vmap(lambda k: _initial_carry(settings, task, problem, k, max_evals)))
+    carry = init(keys)
+    n0 = int(carry.n[0])
+    size = buffer_size(n0)
+    bucket = jax.jit(jax.vmap(lambda k, c: _run_bucket(settings, task, problem, budget, max_evals, k, c)),
+                     donate_argnums=1)
+    while True:
+        carry = bucket(keys, carry)
+        if progress is not None:
+            progress(carry.history)
+        if not bool(jnp.any(carry.running)):
+            break
+        size *= 2
+        carry = _grow(carry, size)
+    return carry.history
