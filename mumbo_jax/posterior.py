@@ -89,8 +89,9 @@ class Posterior:
         scaling: maps raw to internal units.
         x: ``[n, d]`` training inputs on the unit cube; z: ``[n]`` internal fidelities.
         mask: ``[n]`` 1 for real observations, 0 for padding (fixed-size buffers).
-        chol_inv: ``[n, n]`` inverse Cholesky factor L^-1 of K + noise.
-        alpha: ``[n]`` (K + noise)^-1 y in standardised units.
+        chol_inv: ``[n, n]`` inverse Cholesky factor L^-1 of K + noise, rows of
+            padding zeroed.
+        alpha: ``[n]`` (K + noise)^-1 y in standardised units, 0 at padding.
         noise: ``[n_noise]`` noise variance per fidelity, standardised units.
     """
 
@@ -139,6 +140,10 @@ def _condition(spec, params, scaling, x, z, y, mask):
     chol = gp.solver.scale_tril
     chol_inv = solve_triangular(chol, jnp.eye(chol.shape[0], dtype=chol.dtype), lower=True)
     alpha = chol_inv.T @ (chol_inv @ standardise(scaling, y, mask))
+    # padded rows: K is the identity there, so chol_inv is block diagonal; zeroing those
+    # rows (and alpha there, already 0) removes padding from every prediction
+    chol_inv = chol_inv * mask[:, None]
+    alpha = alpha * mask
     return Posterior(spec, params, scaling, xu, zu, mask, chol_inv, alpha, noise)
 
 
@@ -182,14 +187,16 @@ def _check_target(spec: ModelSpec, target: Target):
 
 
 def _cross(post: Posterior, kernel, xu, zu):
-    """``[n, M]`` masked cross-covariance between training points and candidates.
+    """``[n, M]`` prior cross-covariance between training points and candidates.
 
-    The barrier materialises the matrix before its two consumers (the solve and the
-    mean): with jax/jaxlib 0.10.2 on CPU, XLA fused the vmapped kernel into the
-    ``k.T @ alpha`` product and returned wrong means (errors of 1e3 on well-conditioned
-    problems; see tests/test_posterior.py::test_predict_at_training_points_jitted).
-    """
-    return jax.lax.optimization_barrier(kernel((post.x, post.z), (xu, zu)) * post.mask[:, None])
+    Not masked: padded rows meet zero rows of ``chol_inv`` and zero ``alpha`` entries
+    (cheaper than masking an n x M matrix)."""
+    return kernel((post.x, post.z), (xu, zu))
+
+
+def _paired(kernel, xu, za, zb):
+    """``[M]`` prior covariances k((x_m, za_m), (x_m, zb_m)) at the same x."""
+    return jax.vmap(kernel.evaluate)((xu, za), (xu, zb))
 
 
 def _target_part(post: Posterior, kernel, xu, target: Target):
@@ -198,16 +205,23 @@ def _target_part(post: Posterior, kernel, xu, target: Target):
     zt = _internal_target(post, target)
     w = jnp.asarray(target.weights, xu.dtype)
     m = xu.shape[0]
-    # k_n(g) is linear in the target weights: one cross-covariance per target point
-    k_g = sum(w[j] * _cross(post, kernel, xu, jnp.full(m, zt[j])) for j in range(zt.shape[0]))
-    v_g = post.chol_inv @ k_g
-    mean = k_g.T @ post.alpha
+    # k_n(g) is linear in the target weights: one cross-covariance per target point.
+    # A single target point folds its weight into the small n x n and n-vector factors
+    # (scaling the n x M matrix itself costs as much as building it).
+    if zt.shape[0] == 1:
+        k_g = _cross(post, kernel, xu, jnp.full(m, zt[0]))
+        v_g = (w[0] * post.chol_inv) @ k_g
+        mean = k_g.T @ (w[0] * post.alpha)
+    else:
+        k_g = sum(w[j] * _cross(post, kernel, xu, jnp.full(m, zt[j])) for j in range(zt.shape[0]))
+        v_g = post.chol_inv @ k_g
+        mean = k_g.T @ post.alpha
 
-    def prior_var(x):
-        xs = jnp.broadcast_to(x, (zt.shape[0],) + x.shape)
-        return w @ kernel((xs, zt), (xs, zt)) @ w
-
-    var = jax.vmap(prior_var)(xu) - jnp.sum(v_g**2, axis=0)
+    J = zt.shape[0]
+    prior_var = sum(
+        w[i] * w[j] * _paired(kernel, xu, jnp.full(m, zt[i]), jnp.full(m, zt[j])) for i in range(J) for j in range(J)
+    )
+    var = prior_var - jnp.sum(v_g**2, axis=0)
     return mean, jnp.maximum(var, _VAR_FLOOR), v_g, zt, w
 
 
@@ -218,10 +232,8 @@ def _fidelity_part(post: Posterior, kernel, xu, zu, v_g, zt, w):
     mean = k_f.T @ post.alpha
     var = kernel((xu, zu)) - jnp.sum(v_f**2, axis=0)
 
-    def prior_cov(x, z):
-        return jnp.sum(w * jax.vmap(lambda zj: kernel.evaluate((x, z), (x, zj)))(zt))
-
-    cov = jax.vmap(prior_cov)(xu, zu) - jnp.sum(v_f * v_g, axis=0)
+    prior_cov = sum(w[j] * _paired(kernel, xu, zu, jnp.full(zu.shape, zt[j])) for j in range(zt.shape[0]))
+    cov = prior_cov - jnp.sum(v_f * v_g, axis=0)
     var_y = jnp.maximum(var, _VAR_FLOOR) + post.noise[_noise_index(post.spec, zu)]
     return mean, var_y, cov
 
