@@ -254,14 +254,6 @@ def step_keys(key, k):
     return jax.random.split(jax.random.fold_in(key, k), 3)
 
 
-def propose(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key, k):
-    """One decision: ``(proposal, posterior)`` for step k (traceable)."""
-    k_fit, k_gstar, k_max = step_keys(key, k)
-    post = fit_stage(settings, task, buffers, params, k_fit)
-    gstar = gstar_stage(settings, task, post, k_gstar)
-    return maximise_stage(settings, task, post, gstar, k_max), post
-
-
 def _validate_settings_for_task(settings: BOSettings, task: Task):
     if task.space.n_fidelities is not None and settings.n_starts > settings.n_candidates * task.space.n_fidelities:
         raise ValueError("n_starts exceeds the number of scored candidates")
@@ -398,18 +390,62 @@ class _Carry(NamedTuple):
     running: jax.Array
 
 
-def _run_bucket(settings, task, problem, budget, max_evals, key, carry: _Carry) -> _Carry:
+class StepClock:
+    """Host-side clock for the compiled loop: ``jax.debug.callback`` stamps the time at
+    the start of each step and after each stage (the stamp depends on the stage's
+    output, so it fires once that output exists). Gives per-step overheads split into
+    fit / g* / maximisation, and calls ``on_step(seed, k, info)`` after each step.
+
+    Under vmap the seeds advance together, so a stage's time is that of the batch."""
+
+    STAGES = ("start", "fit", "gstar", "maximise", "end")
+
+    def __init__(self, on_step=None):
+        self.stamps: dict = {}
+        self.on_step = on_step
+
+    def stamp(self, stage, seed, k, *payload):
+        self.stamps.setdefault((int(seed), int(k)), {})[stage] = time.perf_counter()
+        if stage == "end" and self.on_step is not None:
+            self.on_step(int(seed), int(k), {name: np.asarray(v).tolist() for name, v in zip(
+                ("running", "spent", "z", "regret"), payload)})
+
+    def overheads(self, seed: int, n_steps: int) -> list[dict]:
+        """``[{fit, gstar, maximise, total}]`` seconds for steps 0..n_steps-1 of ``seed``."""
+        out = []
+        for k in range(n_steps):
+            t = self.stamps.get((seed, k), {})
+            if not all(s in t for s in self.STAGES[:4]):
+                out.append({"fit": None, "gstar": None, "maximise": None, "total": None})
+                continue
+            fit, gst, mx = t["fit"] - t["start"], t["gstar"] - t["fit"], t["maximise"] - t["gstar"]
+            out.append({"fit": fit, "gstar": gst, "maximise": mx, "total": fit + gst + mx})
+        return out
+
+
+def _run_bucket(settings, task, problem, budget, max_evals, key, seed, carry: _Carry, clock=None) -> _Carry:
     """Steps while there is room in this buffer size: fit, record the incumbent, and
     (while budget and evaluation cap allow) propose and evaluate one point."""
     size = carry.buffers.x.shape[0]
     loop_key = jax.random.split(key)[1]
     noise_key = jax.random.fold_in(key, 7)
 
+    def stamp(stage, k, *deps):
+        if clock is not None:
+            jax.debug.callback(functools.partial(clock.stamp, stage), seed, k, *deps)
+
     def cond(c):
         return c.running & (c.n < size)
 
     def body(c):
-        prop, post = propose(settings, task, c.buffers, c.params, loop_key, c.k)
+        stamp("start", c.k, c.spent)
+        k_fit, k_gstar, k_max = step_keys(loop_key, c.k)
+        post = fit_stage(settings, task, c.buffers, c.params, k_fit)
+        stamp("fit", c.k, post.alpha[0])
+        gstar = gstar_stage(settings, task, post, k_gstar)
+        stamp("gstar", c.k, gstar[0])
+        prop = maximise_stage(settings, task, post, gstar, k_max)
+        stamp("maximise", c.k, prop.x[0])
         x_inc, _ = incumbent(task, post, c.buffers)
         h = c.history
         h = h._replace(
@@ -430,6 +466,7 @@ def _run_bucket(settings, task, problem, budget, max_evals, key, carry: _Carry) 
         b = c.buffers
         b_new = Buffers(b.x.at[c.n].set(prop.x), b.z.at[c.n].set(z), b.y.at[c.n].set(y), b.mask.at[c.n].set(1.0))
         pick = lambda new, old: jax.tree_util.tree_map(lambda a, o: jnp.where(go, a, o), new, old)
+        stamp("end", c.k, go, c.spent + jnp.where(go, cost, 0.0), z, h.regret[c.k])
         return _Carry(
             pick(b_new, b), c.n + go, c.k + go, c.spent + jnp.where(go, cost, 0.0),
             jax.tree_util.tree_map(jnp.asarray, post.params), pick(h_new, h), go,
@@ -463,7 +500,8 @@ def _grow(carry: _Carry, size: int) -> _Carry:
 
 
 def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSettings = BOSettings(),
-                 task: Task | None = None, max_evals: int = 200, progress=None) -> History:
+                 task: Task | None = None, max_evals: int = 200, progress=None,
+                 clock: StepClock | None = None) -> History:
     """Run BO on a traceable benchmark for several seeds at once.
 
     Each buffer size (32, 64, ...) is one compiled ``lax.while_loop`` vmapped over seeds.
@@ -476,6 +514,7 @@ def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSe
         task: defaults to :func:`problem_task`.
         max_evals: cap on BO evaluations per seed (sizes the buffers).
         progress: optional ``callback(history)`` called after each buffer size.
+        clock: optional :class:`StepClock` for per-step overheads and progress.
 
     Returns:
         :class:`History` with a leading seed axis.
@@ -489,10 +528,11 @@ def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSe
     carry = init(keys)
     n0 = int(carry.n[0])
     size = buffer_size(n0)
-    bucket = jax.jit(jax.vmap(lambda k, c: _run_bucket(settings, task, problem, budget, max_evals, k, c)),
-                     donate_argnums=1)
+    seed_ids = jnp.asarray(np.atleast_1d(seeds), jnp.int32)
+    bucket = jax.jit(jax.vmap(lambda k, i, c: _run_bucket(settings, task, problem, budget, max_evals, k, i, c,
+                                                          clock)), donate_argnums=2)
     while True:
-        carry = bucket(keys, carry)
+        carry = bucket(keys, seed_ids, carry)
         if progress is not None:
             progress(carry.history)
         if not bool(jnp.any(carry.running)):
