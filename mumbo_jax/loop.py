@@ -423,7 +423,16 @@ class StepClock:
         return out
 
 
-def _run_bucket(settings, task, problem, budget, max_evals, key, seed, carry: _Carry, clock=None) -> _Carry:
+_ACTIVE_CLOCK: list = [None]  # the StepClock of the run in progress (callbacks read it)
+
+
+def _stamp(stage, seed, k, *payload):
+    clock = _ACTIVE_CLOCK[0]
+    if clock is not None:
+        clock.stamp(stage, seed, k, *payload)
+
+
+def _run_bucket(settings, task, problem, budget, max_evals, key, seed, carry: _Carry) -> _Carry:
     """Steps while there is room in this buffer size: fit, record the incumbent, and
     (while budget and evaluation cap allow) propose and evaluate one point."""
     size = carry.buffers.x.shape[0]
@@ -431,8 +440,7 @@ def _run_bucket(settings, task, problem, budget, max_evals, key, seed, carry: _C
     noise_key = jax.random.fold_in(key, 7)
 
     def stamp(stage, k, *deps):
-        if clock is not None:
-            jax.debug.callback(functools.partial(clock.stamp, stage), seed, k, *deps)
+        jax.debug.callback(functools.partial(_stamp, stage), seed, k, *deps)
 
     def cond(c):
         return c.running & (c.n < size)
@@ -524,19 +532,33 @@ def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSe
     task = task or problem_task(problem)
     _validate_settings_for_task(settings, task)
     keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in np.atleast_1d(seeds)])
-    init = jax.jit(jax.vmap(lambda k: _initial_carry(settings, task, problem, k, max_evals)))
-    carry = init(keys)
-    n0 = int(carry.n[0])
-    size = buffer_size(n0)
     seed_ids = jnp.asarray(np.atleast_1d(seeds), jnp.int32)
-    bucket = jax.jit(jax.vmap(lambda k, i, c: _run_bucket(settings, task, problem, budget, max_evals, k, i, c,
-                                                          clock)), donate_argnums=2)
-    while True:
-        carry = bucket(keys, seed_ids, carry)
-        if progress is not None:
-            progress(carry.history)
-        if not bool(jnp.any(carry.running)):
-            break
-        size *= 2
-        carry = _grow(carry, size)
+    carry = _initial_carries(settings, task, problem, keys, max_evals)
+    size = buffer_size(int(carry.n[0]))
+    budget = jnp.asarray(budget, float)
+    _ACTIVE_CLOCK[0] = clock
+    try:
+        while True:
+            carry = _run_buckets(settings, task, problem, budget, max_evals, keys, seed_ids, carry)
+            if progress is not None:
+                progress(carry.history)
+            if not bool(jnp.any(carry.running)):
+                break
+            size *= 2
+            carry = _grow(carry, size)
+    finally:
+        _ACTIVE_CLOCK[0] = None
     return carry.history
+
+
+# Module-level compiled programs: a second run with the same settings, problem and
+# buffer size reuses them (the task and budget are traced).
+@functools.partial(jax.jit, static_argnames=("settings", "problem", "max_evals"))
+def _initial_carries(settings, task, problem, keys, max_evals):
+    return jax.vmap(lambda k: _initial_carry(settings, task, problem, k, max_evals))(keys)
+
+
+@functools.partial(jax.jit, static_argnames=("settings", "problem", "max_evals"), donate_argnames=("carry",))
+def _run_buckets(settings, task, problem, budget, max_evals, keys, seed_ids, carry):
+    return jax.vmap(lambda k, i, c: _run_bucket(settings, task, problem, budget, max_evals, k, i, c))(
+        keys, seed_ids, carry)

@@ -419,8 +419,11 @@ def _sample_gstar(key, post, target, n_samples, method, n_grid):
         mean, cov = _posterior._target_joint(post, grid, target)
         mu_eval = mean[n_grid:]
         return_samples = lambda floor: _exact_samples(sample_key, mean, cov, floor, n_samples)
-    # g* cannot be below the best posterior mean of g at an evaluated point
-    floor = jnp.max(jnp.where(post.mask > 0, mu_eval, -jnp.inf))
+    # g* cannot be below the best posterior mean of g at an evaluated point; as in Wang &
+    # Jegelka's code the floor sits 5 noise sd above it: a g* equal to the incumbent's
+    # mean gives gamma ~ 0 there and a spurious gain for re-sampling the incumbent
+    noise_sd = jnp.sqrt(jnp.max(post.noise)) * post.scaling.y_scale
+    floor = jnp.max(jnp.where(post.mask > 0, mu_eval, -jnp.inf)) + 5.0 * noise_sd
     return return_samples(floor)
 
 
