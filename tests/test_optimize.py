@@ -87,3 +87,15 @@ def test_maximiser_rejects_bad_input():
     with pytest.raises(ValueError, match="n_starts"):
         optimize.maximise(jax.random.PRNGKey(0), acq, jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
                           n_candidates=4, n_starts=8)
+
+
+def test_mumbo_is_differentiable_in_x_everywhere():
+    prob, task, post, gstar = _fixed_posterior("hartmann3", 6)
+    acq = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar)
+    x_train = post.scaling.x_lower + post.scaling.x_width * post.x[:6]
+    corners = jnp.asarray([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    xs = jnp.concatenate([x_train, corners, problems.sample_inputs(prob, jax.random.PRNGKey(5), 20)])
+    for f in range(3):
+        g = jax.vmap(jax.grad(lambda x: acq(x[None], jnp.asarray([f]))[0]))(xs)
+        v = acq(xs, jnp.full(xs.shape[0], f))
+        assert np.all(np.isfinite(g)) and np.all(np.isfinite(v)) and np.all(v >= 0)
