@@ -89,6 +89,27 @@ def _safe_score(alpha, cost):
     return jnp.where(jnp.isfinite(score), score, -jnp.inf)
 
 
+def _polish(objective, v0, n_steps, learning_rate):
+    """Projected Adam on the unit cube minimising ``objective(v)`` from ``v0``; returns
+    the best point visited and its value (Adam need not decrease monotonically)."""
+    opt = optax.adam(learning_rate)
+
+    def step(carry, _):
+        v, state, best_v, best_val = carry
+        val, grad = jax.value_and_grad(objective)(v)
+        grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
+        better = val < best_val
+        best_v, best_val = jnp.where(better, v, best_v), jnp.where(better, val, best_val)
+        updates, state = opt.update(grad, state, v)
+        v = optax.projections.projection_box(optax.apply_updates(v, updates), 0.0, 1.0)
+        return (v, state, best_v, best_val), None
+
+    init = (v0, opt.init(v0), v0, jnp.inf)
+    (v, _, best_v, best_val), _ = jax.lax.scan(step, init, None, length=n_steps)
+    val = objective(v)
+    return jnp.where(val < best_val, v, best_v), jnp.minimum(val, best_val)
+
+
 @functools.partial(jax.jit, static_argnames=("n_candidates", "n_starts", "n_steps"))
 def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, learning_rate):
     lo, width = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
@@ -97,7 +118,10 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
     u = jax.random.uniform(k_x, (n_candidates, d), lo.dtype)
     to_x = lambda u: lo + width * u
 
-    if space.fidelities is not None:
+    def neg_score(x, z):  # one point: x [d], z scalar
+        return -_safe_score(acquisition(x[None], z[None]), space.cost(z[None]))[0]
+
+    if space.n_fidelities is not None:
         fids = space.fidelities
 
         def score_at(f):
@@ -105,32 +129,11 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
             return _safe_score(acquisition(to_x(u), zz), space.cost(zz))
 
         scores = jax.lax.map(score_at, fids)  # [F, C]
-        flat = scores.reshape(-1)
-        _, idx = jax.lax.top_k(flat, n_starts)
+        _, idx = jax.lax.top_k(scores.reshape(-1), n_starts)
         start_u, start_z = u[idx % n_candidates], fids[idx // n_candidates]
-
-        def objective(v, z):
-            return -_safe_score(acquisition(to_x(v)[None], z[None]), space.cost(z[None]))[0]
-
-        def polish(v0, z):
-            opt = optax.adam(learning_rate)
-
-            def step(carry, _):
-                v, state, best_v, best_val = carry
-                val, grad = jax.value_and_grad(objective)(v, z)
-                grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
-                better = val < best_val
-                best_v, best_val = jnp.where(better, v, best_v), jnp.where(better, val, best_val)
-                updates, state = opt.update(grad, state, v)
-                v = optax.projections.projection_box(optax.apply_updates(v, updates), 0.0, 1.0)
-                return (v, state, best_v, best_val), None
-
-            init = (v0, opt.init(v0), v0, jnp.inf)
-            (v, _, best_v, best_val), _ = jax.lax.scan(step, init, None, length=n_steps)
-            val = objective(v, z)
-            return jnp.where(val < best_val, v, best_v), jnp.minimum(val, best_val)
-
-        best_u, vals = jax.vmap(polish)(start_u, start_z)
+        # z stays fixed while x is polished
+        best_u, vals = jax.vmap(lambda v0, z: _polish(lambda v: neg_score(to_x(v), z), v0, n_steps,
+                                                      learning_rate))(start_u, start_z)
         i = jnp.argmin(vals)
         x, z = to_x(best_u[i]), start_z[i]
     else:
@@ -140,30 +143,9 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         scores = _safe_score(acquisition(to_x(u), to_z(zu)), space.cost(to_z(zu)))
         _, idx = jax.lax.top_k(scores, n_starts)
         starts = jnp.concatenate([u[idx], zu[idx, None]], axis=1)  # [S, d + 1] on the unit cube
-
-        def objective(v):
-            z = to_z(v[d])
-            return -_safe_score(acquisition(to_x(v[:d])[None], z[None]), space.cost(z[None]))[0]
-
-        def polish(v0):
-            opt = optax.adam(learning_rate)
-
-            def step(carry, _):
-                v, state, best_v, best_val = carry
-                val, grad = jax.value_and_grad(objective)(v)
-                grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
-                better = val < best_val
-                best_v, best_val = jnp.where(better, v, best_v), jnp.where(better, val, best_val)
-                updates, state = opt.update(grad, state, v)
-                v = optax.projections.projection_box(optax.apply_updates(v, updates), 0.0, 1.0)
-                return (v, state, best_v, best_val), None
-
-            init = (v0, opt.init(v0), v0, jnp.inf)
-            (v, _, best_v, best_val), _ = jax.lax.scan(step, init, None, length=n_steps)
-            val = objective(v)
-            return jnp.where(val < best_val, v, best_v), jnp.minimum(val, best_val)
-
-        best_v, vals = jax.vmap(polish)(starts)
+        # z is one more bounded coordinate
+        best_v, vals = jax.vmap(lambda v0: _polish(lambda v: neg_score(to_x(v[:d]), to_z(v[d])), v0, n_steps,
+                                                   learning_rate))(starts)
         i = jnp.argmin(vals)
         x, z = to_x(best_v[i, :d]), to_z(best_v[i, d])
 

@@ -1,0 +1,107 @@
+"""Multi-seed MUMBO studies on the paper's synthetic problems, and per-step overhead.
+
+    python experiments/bench_bo.py regret --problem forrester --budget 200 --seeds 10 --max-evals 80
+    python experiments/bench_bo.py overhead            # Hartmann-3, 20..60 observations
+
+``regret`` runs the compiled loop (all seeds in one vmapped program per buffer size)
+and prints the median / quartiles of the final simple regret, the wall time, and the
+median overhead per step (fit / g* / maximisation, from the step clock).
+``overhead`` drives the ask/tell loop on Hartmann-3 and prints the median time per
+step (fit + g* + maximisation) while the data grow from 20 to 60 observations.
+Results are appended as JSON lines to ``experiments/results/bench_bo.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+
+try:
+    import mumbo_jax  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from mumbo_jax import loop, problems  # noqa: E402
+
+OUT = pathlib.Path(__file__).resolve().parent / "results" / "bench_bo.jsonl"
+
+
+def _record(row):
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    with OUT.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(row))
+
+
+def regret(args):
+    prob = problems.get_problem(args.problem)
+    settings = loop.BOSettings(strategy=args.strategy)
+    clock = loop.StepClock(on_step=lambda s, k, info: print(
+        f"  seed {s} step {k}: cost {info['spent']:.0f}/{args.budget:g}, fidelity {info['z']:g}, "
+        f"regret {info['regret']:.2e}", flush=True) if s == 0 else None)
+    t0 = time.perf_counter()
+    h = loop.run_compiled(prob, args.budget, list(range(args.seeds)), settings, max_evals=args.max_evals, clock=clock)
+    wall = time.perf_counter() - t0
+    n = np.asarray(h.n_evals)
+    final = np.asarray([float(h.regret[s, n[s]]) for s in range(args.seeds)])
+    spent = np.asarray([float(h.cost_spent[s, n[s]]) for s in range(args.seeds)])
+    over = [o["total"] for s in range(args.seeds) for o in clock.overheads(s, int(n[s])) if o["total"]]
+    _record({
+        "study": "regret", "problem": args.problem, "strategy": args.strategy, "budget": args.budget,
+        "seeds": args.seeds, "max_evals": args.max_evals, "wall_s": round(wall, 1),
+        "median_final_regret": float(np.median(final)), "quartiles": np.quantile(final, [0.25, 0.75]).tolist(),
+        "final_regrets": final.tolist(), "n_evals": n.tolist(), "cost_spent": spent.tolist(),
+        "budget_reached": bool(np.all(spent >= args.budget)),
+        "median_step_s_all_seeds": float(np.median(over)) if over else None,
+        "device": jax.devices()[0].device_kind,
+    })
+
+
+def overhead(args):
+    prob = problems.get_problem("hartmann3")
+    task = loop.problem_task(prob)
+    opt = loop.AskTell(task, loop.BOSettings(), seed=args.seed)
+    times = []
+    while len(opt.x) < 60:
+        design = opt.in_initial_design
+        x, z = opt.ask()
+        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
+        if not design and len(opt.x) > 20:
+            t = opt.timings[-1]
+            times.append((len(opt.x) - 1, t.fit, t.gstar, t.maximise))
+    steps = np.asarray(times)[1:]  # the first BO step compiles
+    total = steps[:, 1:].sum(axis=1)
+    _record({
+        "study": "overhead", "problem": "hartmann3", "observations": [int(steps[0, 0]), int(steps[-1, 0])],
+        "median_step_s": float(np.median(total)), "median_fit_s": float(np.median(steps[:, 1])),
+        "median_gstar_s": float(np.median(steps[:, 2])), "median_maximise_s": float(np.median(steps[:, 3])),
+        "max_step_s": float(np.max(total)), "device": jax.devices()[0].device_kind,
+    })
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("regret")
+    r.add_argument("--problem", default="forrester", choices=sorted(problems.PROBLEMS))
+    r.add_argument("--strategy", default="mumbo", choices=loop.STRATEGIES)
+    r.add_argument("--budget", type=float, default=200.0)
+    r.add_argument("--seeds", type=int, default=10)
+    r.add_argument("--max-evals", type=int, default=100)
+    o = sub.add_parser("overhead")
+    o.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    regret(args) if args.cmd == "regret" else overhead(args)
+
+
+if __name__ == "__main__":
+    main()

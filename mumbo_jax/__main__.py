@@ -1,0 +1,7 @@
+"""``python -m mumbo_jax run CONFIG.toml``: the same as the ``mumbo-jax`` script."""
+
+import sys
+
+from mumbo_jax.cli import main
+
+sys.exit(main())

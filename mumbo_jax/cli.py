@@ -1,0 +1,251 @@
+"""Command line: ``mumbo-jax run CONFIG.toml [--seeds N] [--out DIR]``.
+
+Runs a benchmark configuration (:mod:`mumbo_jax.config`) with the compiled loop
+(:func:`mumbo_jax.loop.run_compiled`), prints progress while it runs, and writes into
+the output folder:
+
+* ``results.json``: the configuration, the problem (with its optimum), and per seed
+  every BO evaluation ``{x, z, y, cost}``, the initial design's cost, the curves
+  (``cost_spent``, ``regret``, ``incumbent_x``, ``incumbent_value``: entry k is the
+  state after k BO evaluations) and the per-step overheads ``{fit, gstar, maximise,
+  total}`` in seconds; plus the run's wall time.
+* ``regret.png``: simple regret against cost spent (mean +- standard error over seeds).
+
+Exit codes: 0 done, 2 invalid configuration or arguments (one line on stderr, nothing
+written), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mumbo_jax.config import ConfigError, RunConfig, load_config, settings_from_config
+
+__all__ = ["main", "run_config", "results_dict"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mumbo-jax", description="Multi-fidelity Bayesian optimisation with MUMBO, in JAX.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="run a benchmark configuration (TOML)",
+                         description="Run a benchmark configuration and write results.json and regret.png.")
+    run.add_argument("config", metavar="CONFIG.toml", help="run configuration (see configs/)")
+    run.add_argument("--seeds", type=_positive_int, default=None, metavar="N",
+                     help="number of seeds (runs seeds 0..N-1; overrides [run] seeds)")
+    run.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [run] out)")
+    run.add_argument("--all-seeds", action="store_true",
+                     help="print a progress line for every seed (default: seed 0 only, plus each seed's end)")
+    return parser
+
+
+def _fmt_z(z, discrete: bool) -> str:
+    return str(int(round(z))) if discrete else f"{z:.3g}"
+
+
+class _Progress:
+    """``on_step`` for :class:`mumbo_jax.loop.StepClock`: one line per evaluation of the
+    printed seeds, one line when a seed stops. Under vmap a finished seed keeps
+    reporting its last step; only its first report is printed."""
+
+    def __init__(self, budget: float, max_evals: int, discrete: bool, all_seeds: bool, stream):
+        self.budget, self.max_evals, self.discrete = budget, max_evals, discrete
+        self.all_seeds, self.stream = all_seeds, stream
+        self.done: set[int] = set()
+        self.last = time.perf_counter()
+
+    def __call__(self, seed: int, k: int, info: dict):
+        if seed in self.done:
+            return
+        spent = float(info["spent"])
+        regret = float(info["regret"])
+        if not info["running"]:
+            self.done.add(seed)
+            why = " (max_evals reached)" if k >= self.max_evals and spent < self.budget else ""
+            print(f"seed {seed} done: {k} BO evaluations{why}, cost {spent:.6g}/{self.budget:g}, "
+                  f"incumbent regret {regret:.2e}", file=self.stream, flush=True)
+            return
+        if seed != 0 and not self.all_seeds:
+            return
+        now = time.perf_counter()
+        dt, self.last = now - self.last, now
+        pct = 100.0 * spent / self.budget
+        print(f"seed {seed} step {k}: cost {spent:.6g}/{self.budget:g} ({pct:.0f}%), "
+              f"fidelity {_fmt_z(float(info['z']), self.discrete)}, incumbent regret {regret:.2e} "
+              f"[{dt:.2f} s]", file=self.stream, flush=True)
+
+
+def _finite(a):
+    """An array as (nested) lists of floats with NaN/inf as None (strict JSON)."""
+    a = np.asarray(a, float)
+    if a.ndim == 0:
+        return float(a) if np.isfinite(a) else None
+    return [_finite(v) for v in a]
+
+
+def _problem_info(problem) -> dict:
+    return {
+        "name": problem.name,
+        "dim": problem.dim,
+        "bounds": np.asarray(problem.bounds).tolist(),
+        "fidelity_kind": problem.fidelity_kind,
+        "n_fidelities": problem.n_fidelities,
+        "fidelity_bounds": None if problem.fidelity_bounds is None else list(problem.fidelity_bounds),
+        "target_fidelity": problem.target_fidelity,
+        "costs": None if problem.costs is None else list(problem.costs),
+        "noise_variances": list(problem.noise_variances),
+        "maximise": problem.maximise,
+        "optimum_value": problem.optimum_value,
+        "optimum_location": np.asarray(problem.optimum_location).tolist(),
+    }
+
+
+def results_dict(cfg: RunConfig, problem, settings, history, overheads: list[list[dict]], wall_time: float) -> dict:
+    """The content of ``results.json`` (plain data, strict JSON: NaN written as null).
+
+    ``y`` is in maximisation convention (``-f`` for a minimised problem);
+    ``incumbent_value`` is ``f`` at the target in the problem's own sense.
+    """
+    h = {name: np.asarray(v) for name, v in history._asdict().items()}
+    seeds = []
+    for i, seed in enumerate(cfg.seed_list):
+        n = int(h["n_evals"][i])
+        evals = [{"x": _finite(h["x"][i, j]), "z": (int(round(float(h["z"][i, j]))) if problem.is_discrete
+                                                   else float(h["z"][i, j])),
+                  "y": float(h["y"][i, j]), "cost": float(h["cost"][i, j])} for j in range(n)]
+        totals = [o["total"] for o in overheads[i] if o["total"] is not None]
+        seeds.append({
+            "seed": seed,
+            "n_evals": n,
+            "initial_cost": float(h["initial_cost"][i]),
+            "evaluations": evals,
+            "cost_spent": _finite(h["cost_spent"][i, :n + 1]),
+            "regret": _finite(h["regret"][i, :n + 1]),
+            "incumbent_x": _finite(h["incumbent_x"][i, :n + 1]),
+            "incumbent_value": _finite(h["incumbent_value"][i, :n + 1]),
+            "final_regret": _finite(h["regret"][i, n]),
+            "overheads": overheads[i],
+            "median_overhead": float(np.median(totals)) if totals else None,
+        })
+    finals = [s["final_regret"] for s in seeds if s["final_regret"] is not None]
+    totals = [o["total"] for per_seed in overheads for o in per_seed if o["total"] is not None]
+    return {
+        "config": cfg.to_dict(),
+        "config_file": cfg.source,
+        "settings": dataclasses.asdict(settings),
+        "problem": _problem_info(problem),
+        "conventions": {
+            "y": "maximisation convention: -f for a minimised problem",
+            "incumbent_value": "f at the target fidelity, in the problem's own sense",
+            "cost_spent": "cumulative cost after the initial design; entry k is after k BO evaluations",
+            "overheads": "seconds per BO step (fit, g* sampling, acquisition maximisation); "
+                         "seeds run batched, so a step's time is that of the batch",
+        },
+        "wall_time_s": wall_time,
+        "summary": {
+            "median_final_regret": float(np.median(finals)) if finals else None,
+            "median_overhead_s": float(np.median(totals)) if totals else None,
+            "n_evals": [s["n_evals"] for s in seeds],
+        },
+        "seeds": seeds,
+    }
+
+
+def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
+    """Run a validated configuration, write ``results.json`` and ``regret.png`` into
+    ``cfg.out``, print progress and a summary to ``stream`` (default stdout); returns
+    the results dict."""
+    import jax
+
+    stream = sys.stdout if stream is None else stream
+    jax.config.update("jax_enable_x64", True)
+    from mumbo_jax import loop, plots, problems
+
+    problem = problems.get_problem(cfg.problem)
+    settings = settings_from_config(cfg)
+    out = Path(cfg.out)
+    say = lambda *a: print(*a, file=stream, flush=True)
+    say(f"mumbo-jax: {problem.name} (d={problem.dim}, "
+        + (f"{problem.n_fidelities} fidelities, costs {list(problem.costs)}" if problem.is_discrete
+           else f"continuous fidelity in {list(problem.fidelity_bounds)}")
+        + f", optimum {problem.optimum_value:g})")
+    say(f"  strategy {cfg.strategy}, budget {cfg.budget:g} after the initial design, seeds 0..{cfg.seeds - 1}, "
+        f"at most {cfg.max_evals} BO evaluations per seed, model {cfg.model or 'default'}")
+    say(f"  output {out}/")
+    say("  compiling: the first step (and the first step of each larger buffer: 32, 64, ... points) "
+        "waits for XLA; this can take a minute")
+
+    task = loop.problem_task(problem, cfg.model, cfg.rank)
+    clock = loop.StepClock(on_step=_Progress(cfg.budget, cfg.max_evals, problem.is_discrete, all_seeds, stream))
+    t0 = time.perf_counter()
+    history = loop.run_compiled(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
+                                clock=clock)
+    history = jax.tree_util.tree_map(np.asarray, history)
+    wall = time.perf_counter() - t0
+
+    n_evals = np.asarray(history.n_evals)
+    overheads = [clock.overheads(seed, int(n)) for seed, n in zip(cfg.seed_list, n_evals)]
+    results = results_dict(cfg, problem, settings, history, overheads, wall)
+
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "results.json"
+    json_path.write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
+    curves = [(history.cost_spent[i, :n + 1], history.regret[i, :n + 1]) for i, n in enumerate(n_evals)]
+    png_path = plots.plot_regret(curves, out / "regret.png",
+                                 title=f"{problem.name}: {cfg.strategy} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})",
+                                 budget=cfg.budget)
+
+    summary = results["summary"]
+    fmt = lambda v, f: "n/a" if v is None else format(v, f)
+    say(f"done in {wall:.1f} s: median final regret {fmt(summary['median_final_regret'], '.3e')} over "
+        f"{cfg.seeds} seed{'s' * (cfg.seeds > 1)}, BO evaluations per seed {summary['n_evals']}, "
+        f"median overhead per step {fmt(summary['median_overhead_s'], '.3f')} s")
+    say(f"  results: {json_path}")
+    say(f"  plot:    {png_path}")
+    return results
+
+
+def main(argv=None) -> int:
+    """Entry point of ``mumbo-jax`` and ``python -m mumbo_jax``; returns the exit code."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    args = _parser().parse_args(argv)
+    if args.command == "run":
+        try:
+            cfg = load_config(args.config).replace(seeds=args.seeds, out=args.out)
+        except ConfigError as e:
+            print(f"mumbo-jax: error: {e}", file=sys.stderr)
+            return 2
+        out = Path(cfg.out)
+        if out.exists() and not out.is_dir():
+            print(f"mumbo-jax: error: output path {out} exists and is not a folder", file=sys.stderr)
+            return 2
+        try:
+            run_config(cfg, all_seeds=args.all_seeds)
+        except KeyboardInterrupt:
+            print("mumbo-jax: interrupted", file=sys.stderr)
+            return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Run configurations: strict TOML files for benchmark runs.
+
+A configuration has two sections (Python 3.11's :mod:`tomllib` reads it)::
+
+    [run]
+    problem = "forrester"      # required: a name in mumbo_jax.problems.PROBLEMS
+    budget = 200.0             # required: cost spent AFTER the initial design (> 0)
+    strategy = "mumbo"         # "mumbo" | "mes" | "random"            (default "mumbo")
+    seeds = 10                 # runs with seeds 0 .. seeds-1 (>= 1)    (default 1)
+    max_evals = 150            # cap on BO evaluations per seed (>= 1)  (default 200)
+    model = "icm"              # optional: "icm" | "ar1" (discrete), "product" | "fabolas"
+    rank = 2                   # optional: ICM rank (>= 1)              (default 2)
+    out = "runs/forrester"     # optional: output folder (default runs/<config stem>)
+
+    [acquisition]              # optional: any field of mumbo_jax.loop.BOSettings
+    n_gstar = 10               # but strategy (which lives in [run])
+    n_candidates = 2000
+    ...
+
+Everything is checked before any JAX compilation: unknown sections and keys, value
+types (``true`` is not an integer, ``2.5`` is not an integer, ``"abc"`` is not a
+number), problem / strategy / model / g* method names, and value ranges. Every problem
+raises :class:`ConfigError` (a ``ValueError``) whose message starts with the file name
+and names the offending key. A relative ``out`` is relative to the working directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Mapping
+
+from mumbo_jax import problems
+from mumbo_jax.loop import STRATEGIES, BOSettings
+
+__all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
+           "DISCRETE_MODELS", "CONTINUOUS_MODELS"]
+
+DISCRETE_MODELS = ("icm", "ar1")
+CONTINUOUS_MODELS = ("product", "fabolas")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration (bad TOML, unknown key, wrong type or value)."""
+
+
+# ---------------------------------------------------------------------------- schema
+
+# [run]: key -> (type, required, default). ``float`` accepts TOML integers too.
+_RUN_KEYS: dict[str, tuple[type, bool, Any]] = {
+    "problem": (str, True, None),
+    "budget": (float, True, None),
+    "strategy": (str, False, "mumbo"),
+    "seeds": (int, False, 1),
+    "max_evals": (int, False, 200),
+    "model": (str, False, None),
+    "rank": (int, False, 2),
+    "out": (str, False, None),
+}
+
+
+def _acquisition_keys() -> dict[str, tuple[type | None, bool]]:
+    """``[acquisition]`` keys from :class:`BOSettings`' fields: key -> (type, optional).
+
+    ``strategy`` is excluded (it is a ``[run]`` key). A type that is not a plain
+    ``int``/``float``/``str``/``bool`` (or one of them ``| None``) maps to ``None``: any
+    TOML value, left for ``BOSettings`` to check."""
+    hints = typing.get_type_hints(BOSettings)
+    out = {}
+    for field in dataclasses.fields(BOSettings):
+        if field.name == "strategy":
+            continue
+        hint = hints.get(field.name)
+        optional = False
+        args = typing.get_args(hint)
+        if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+            rest = [a for a in args if a is not type(None)]
+            optional = len(rest) < len(args)
+            hint = rest[0] if len(rest) == 1 else None
+        out[field.name] = (hint if hint in (int, float, str, bool) else None, optional)
+    return out
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean"}
+
+
+def _type_ok(value, kind: type) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):  # TOML true/false is never a number
+        return False
+    if kind is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, kind)
+
+
+def _toml_type(value) -> str:
+    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}
+    return names.get(type(value), type(value).__name__)
+
+
+# ---------------------------------------------------------------------------- the config
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """A validated run configuration (see the module docstring for the schema).
+
+    Attributes:
+        problem, strategy, budget, seeds, max_evals, model, rank, out: the ``[run]``
+            keys (``out`` resolved to its default ``runs/<config stem>``; ``model``
+            ``None`` means the problem's default model).
+        acquisition: the ``[acquisition]`` keys that were given (read-only mapping);
+            the other :class:`BOSettings` fields keep their defaults.
+        source: the file it was read from (``None`` when parsed from a dict).
+    """
+
+    problem: str
+    budget: float
+    strategy: str = "mumbo"
+    seeds: int = 1
+    max_evals: int = 200
+    model: str | None = None
+    rank: int = 2
+    out: str = "runs/run"
+    acquisition: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    source: str | None = None
+
+    @property
+    def seed_list(self) -> list[int]:
+        """The seeds of the run: ``0 .. seeds - 1``."""
+        return list(range(self.seeds))
+
+    def replace(self, **changes) -> "RunConfig":
+        """A copy with some ``[run]`` keys changed (e.g. command-line overrides),
+        validated like the file."""
+        data = self.to_dict()
+        data["run"].update({k: v for k, v in changes.items() if v is not None})
+        return parse_config(data, source=self.source)
+
+    def to_dict(self) -> dict:
+        """The configuration as TOML-like plain data ``{"run": {...}, "acquisition": {...}}``
+        (omitted optional keys absent)."""
+        run = {k: getattr(self, k) for k in _RUN_KEYS if getattr(self, k) is not None}
+        return {"run": run, "acquisition": dict(self.acquisition)}
+
+
+def settings_from_config(cfg: RunConfig) -> BOSettings:
+    """The :class:`BOSettings` of a configuration (``[acquisition]`` over the defaults)."""
+    return BOSettings(strategy=cfg.strategy, **dict(cfg.acquisition))
+
+
+def load_config(path) -> RunConfig:
+    """Read and validate a TOML run configuration.
+
+    Raises:
+        ConfigError: the file is missing or not valid TOML, or any key, type or value
+            is wrong; the message starts with the file name and names the key.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a config file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    return parse_config(data, source=str(path))
+
+
+def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
+    """Validate already-parsed TOML data (``{"run": {...}, "acquisition": {...}}``).
+
+    ``source`` names the file in error messages and gives the default ``out``
+    (``runs/<stem>``; ``runs/run`` without a source)."""
+    where = f"{source}: " if source else ""
+
+    def fail(msg):
+        raise ConfigError(where + msg)
+
+    sections = {"run": _RUN_KEYS, "acquisition": _acquisition_keys()}
+    for name, value in data.items():
+        if name not in sections:
+            fail(f"unknown section or key {name!r}; allowed sections: "
+                 + ", ".join(f"[{s}]" for s in sections))
+        if not isinstance(value, dict):
+            fail(f"{name!r} must be a section [{name}], got {_toml_type(value)} {value!r}")
+    if "run" not in data:
+        fail("missing section [run] (it needs at least problem and budget)")
+
+    # -- [run]: keys and types
+    run = data["run"]
+    for key, value in run.items():
+        if key not in _RUN_KEYS:
+            fail(f"unknown key {key!r} in [run]; allowed keys: {', '.join(_RUN_KEYS)}")
+        kind = _RUN_KEYS[key][0]
+        if not _type_ok(value, kind):
+            fail(f"[run] {key} must be {_TYPE_NAMES[kind]}, got {_toml_type(value)} {value!r}")
+    for key, (_, required, _) in _RUN_KEYS.items():
+        if required and key not in run:
+            fail(f"[run] {key} is required")
+    values = {k: run.get(k, default) for k, (_, _, default) in _RUN_KEYS.items()}
+
+    # -- [run]: values
+    if values["problem"] not in problems.PROBLEMS:
+        fail(f"[run] problem: unknown problem {values['problem']!r}; allowed: {', '.join(problems.PROBLEMS)}")
+    problem = problems.get_problem(values["problem"])
+    budget = float(values["budget"])
+    if not (math.isfinite(budget) and budget > 0):
+        fail(f"[run] budget must be a finite number > 0 (cost spent after the initial design), got {budget!r}")
+    values["budget"] = budget
+    if values["strategy"] not in STRATEGIES:
+        fail(f"[run] strategy: unknown strategy {values['strategy']!r}; allowed: {', '.join(STRATEGIES)}")
+    for key in ("seeds", "max_evals", "rank"):
+        if values[key] < 1:
+            fail(f"[run] {key} must be >= 1, got {values[key]!r}")
+    model = values["model"]
+    if model is not None:
+        allowed = DISCRETE_MODELS if problem.is_discrete else CONTINUOUS_MODELS
+        if model not in allowed:
+            kind = "discrete" if problem.is_discrete else "continuous"
+            fail(f"[run] model: unknown model {model!r} for {problem.name!r} ({kind} fidelities); "
+                 f"allowed: {', '.join(allowed)}")
+    if values["out"] is None:
+        values["out"] = str(Path("runs") / (Path(source).stem if source else "run"))
+    elif not values["out"].strip():
+        fail("[run] out must be a non-empty path")
+
+    # -- [acquisition]
+    acq_keys = sections["acquisition"]
+    acq = dict(data.get("acquisition", {}))
+    for key, value in acq.items():
+        if key == "strategy":
+            fail("strategy belongs in [run], not [acquisition]")
+        if key not in acq_keys:
+            fail(f"unknown key {key!r} in [acquisition]; allowed keys: {', '.join(acq_keys)}")
+        kind, _ = acq_keys[key]
+        if kind is not None and not _type_ok(value, kind):
+            fail(f"[acquisition] {key} must be {_TYPE_NAMES[kind]}, got {_toml_type(value)} {value!r}")
+        if kind is float:
+            acq[key] = float(value)
+        if kind in (int, float) and not (math.isfinite(value) and value > 0):
+            fail(f"[acquisition] {key} must be > 0, got {value!r}")
+    cfg = RunConfig(**values, acquisition=types.MappingProxyType(acq), source=source)
+    try:
+        settings = settings_from_config(cfg)
+    except (TypeError, ValueError) as e:  # BOSettings' own checks
+        fail(f"[acquisition] {e}")
+    if settings.n_starts > settings.n_candidates:
+        fail(f"[acquisition] n_starts ({settings.n_starts}) must be <= n_candidates ({settings.n_candidates})")
+    return cfg

@@ -1,0 +1,113 @@
+"""Plots of benchmark runs (matplotlib, Agg canvas: no display needed).
+
+The main plot is the paper's: simple regret of the incumbent against the cost spent
+after the initial design, log scale, mean +- standard error over seeds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["REGRET_FLOOR", "step_interpolate", "regret_statistics", "plot_regret"]
+
+REGRET_FLOOR = 1e-12  # regrets are clipped here on the log axis (a regret may be exactly 0)
+
+
+def step_interpolate(cost_spent, values, grid):
+    """Values of a step curve on a cost grid: at cost ``c`` the value of the last
+    entry with ``cost_spent <= c`` (before the first entry: the first value; after the
+    last: the last value, i.e. the run's final state is held).
+
+    Args:
+        cost_spent: ``[n]`` non-decreasing costs (NaN entries are dropped).
+        values: ``[n]`` values after each cost.
+        grid: ``[m]`` costs.
+
+    Returns:
+        ``[m]`` array.
+    """
+    cost_spent, values = np.asarray(cost_spent, float), np.asarray(values, float)
+    keep = np.isfinite(cost_spent) & np.isfinite(values)
+    cost_spent, values = cost_spent[keep], values[keep]
+    if cost_spent.size == 0:
+        return np.full(np.shape(grid), np.nan)
+    idx = np.searchsorted(cost_spent, np.asarray(grid, float), side="right") - 1
+    return values[np.clip(idx, 0, len(values) - 1)]
+
+
+def regret_statistics(curves: Sequence[tuple], n_grid: int = 400, max_cost: float | None = None):
+    """Mean and standard error over seeds of step-interpolated regret curves.
+
+    Args:
+        curves: one ``(cost_spent [n], regret [n])`` pair per seed.
+        n_grid: points of the common cost grid ``[0, max_cost]``.
+        max_cost: end of the grid (default: the largest cost spent by any seed).
+
+    Returns:
+        ``(grid [m], mean [m], stderr [m])``; the standard error is 0 for one seed.
+    """
+    if not curves:
+        raise ValueError("no curves to summarise")
+    if max_cost is None:
+        max_cost = max(float(np.nanmax(np.asarray(c, float))) for c, _ in curves)
+    grid = np.linspace(0.0, max(max_cost, 0.0), n_grid)
+    on_grid = np.stack([step_interpolate(c, r, grid) for c, r in curves])
+    mean = np.nanmean(on_grid, axis=0)
+    n = np.sum(np.isfinite(on_grid), axis=0)
+    std = np.nanstd(on_grid, axis=0, ddof=1) if len(curves) > 1 else np.zeros_like(mean)
+    stderr = np.where(n > 1, std / np.sqrt(np.maximum(n, 1)), 0.0)
+    return grid, mean, stderr
+
+
+def plot_regret(curves, path, title: str = "", budget: float | None = None, show_seeds: bool = True):
+    """Simple regret of the incumbent against cost spent, log y, mean +- s.e. over seeds.
+
+    Args:
+        curves: ``[(cost_spent, regret), ...]`` for one method, or a mapping
+            ``{label: [(cost_spent, regret), ...]}`` to compare methods on one axis.
+        path: output file (the format follows the suffix, e.g. ``.png``).
+        title: the axes title.
+        budget: if given, a dotted vertical line at this cost.
+        show_seeds: draw each seed's step curve faintly behind the mean.
+
+    Regrets are clipped at :data:`REGRET_FLOOR` so that an exact 0 stays on the log axis.
+
+    Returns:
+        The path written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    groups: Mapping = curves if isinstance(curves, Mapping) else {None: curves}
+    fig = Figure(figsize=(6.4, 4.4), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for i, (label, group) in enumerate(groups.items()):
+        color = f"C{i}"
+        grid, mean, se = regret_statistics(list(group))
+        if show_seeds:
+            for c, r in group:
+                c, r = np.asarray(c, float), np.asarray(r, float)
+                keep = np.isfinite(c) & np.isfinite(r)
+                ax.step(c[keep], np.maximum(r[keep], REGRET_FLOOR), where="post", color=color, alpha=0.3, lw=0.8)
+        n = len(group)
+        name = f"{label} " if label is not None else ""
+        ax.plot(grid, np.maximum(mean, REGRET_FLOOR), color=color, lw=2, label=f"{name}mean ({n} seed{'s' * (n > 1)})")
+        if n > 1:
+            ax.fill_between(grid, np.maximum(mean - se, REGRET_FLOOR), np.maximum(mean + se, REGRET_FLOOR),
+                            color=color, alpha=0.25, lw=0, label=f"{name}\u00b1 standard error")
+    if budget is not None:
+        ax.axvline(budget, color="k", ls=":", lw=1, label="budget")
+    ax.set_yscale("log")
+    ax.set_xlabel("cost spent after the initial design")
+    ax.set_ylabel("simple regret of the incumbent")
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    return path

@@ -1,0 +1,141 @@
+"""The command line: a tiny end-to-end run, and bad input rejected before any work."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mumbo_jax import cli, plots
+
+TINY = """\
+# a tiny smoke run
+[run]
+problem = "forrester"
+strategy = "mumbo"
+budget = 10
+seeds = 1
+max_evals = 3
+
+[acquisition]
+n_gstar = 2
+gstar_grid = 200
+n_candidates = 64
+n_starts = 2
+n_polish_steps = 3
+fit_restarts = 1
+fit_max_iter = 3
+"""
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """One end-to-end run shared by the checks below: (exit code, stdout, out dir)."""
+    tmp = tmp_path_factory.mktemp("cli")
+    config = tmp / "tiny.toml"
+    config.write_text(TINY)
+    out = tmp / "out"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = cli.main(["run", str(config), "--out", str(out)])
+    return code, buf.getvalue(), out
+
+
+def test_run_exit_code_and_files(tiny_run):
+    code, stdout, out = tiny_run
+    assert code == 0
+    assert (out / "results.json").is_file()
+    png = out / "regret.png"
+    assert png.is_file() and png.read_bytes()[:8] == PNG_MAGIC
+    assert "seed 0 step 0: cost" in stdout and "incumbent regret" in stdout
+    assert "median final regret" in stdout and str(out / "results.json") in stdout and str(png) in stdout
+
+
+def test_run_results_json(tiny_run):
+    _, _, out = tiny_run
+    res = json.loads((out / "results.json").read_text())
+    assert res["config"]["run"]["problem"] == "forrester"
+    assert res["config"]["run"]["out"] == str(out)  # the --out override is recorded
+    assert res["settings"]["n_candidates"] == 64
+    assert res["problem"]["optimum_value"] == pytest.approx(-6.0207400557670825)
+    assert res["wall_time_s"] > 0
+    (seed,) = res["seeds"]
+    n = seed["n_evals"]
+    assert 1 <= n <= 3
+    assert len(seed["evaluations"]) == n
+    assert len(seed["cost_spent"]) == len(seed["regret"]) == len(seed["incumbent_x"]) == n + 1
+    costs = [e["cost"] for e in seed["evaluations"]]
+    assert all(c in (10.0, 5.0, 2.0) for c in costs)
+    assert [c for c in costs] == [(10.0, 5.0, 2.0)[e["z"]] for e in seed["evaluations"]]
+    assert np.allclose(np.cumsum([0.0] + costs), seed["cost_spent"])
+    # the run stops once the budget is spent or max_evals is reached
+    assert seed["cost_spent"][-1] >= 10 or n == 3
+    assert all(r is not None and r >= 0 for r in seed["regret"])
+    assert seed["final_regret"] == seed["regret"][-1]
+    assert seed["initial_cost"] == pytest.approx(2 * (10 + 5 + 2))  # 2 d points at every fidelity
+    for e in seed["evaluations"]:
+        assert len(e["x"]) == 1 and 0.0 <= e["x"][0] <= 1.0 and math.isfinite(e["y"])
+    assert len(seed["overheads"]) == n
+    for o in seed["overheads"]:
+        assert set(o) == {"fit", "gstar", "maximise", "total"}
+        assert o["total"] == pytest.approx(o["fit"] + o["gstar"] + o["maximise"])
+        assert all(v >= 0 for v in o.values())
+    assert res["summary"]["median_final_regret"] == pytest.approx(seed["final_regret"])
+
+
+def test_malformed_config_exits_2_and_writes_nothing(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text(TINY.replace("budget = 10", 'budget = "abc"'))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "mumbo_jax", "run", str(config), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "budget" in proc.stderr and "bad.toml" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", ["[run\n", "[run]\nproblem = 'forrester'\nbudget = 1\nnoise = 3\n"])
+def test_bad_config_in_process(tmp_path, capsys, text):
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    assert cli.main(["run", str(config), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mumbo-jax: error: ") and "bad.toml" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_config_and_bad_seeds(tmp_path, capsys):
+    assert cli.main(["run", str(tmp_path / "none.toml")]) == 2
+    assert "none.toml" in capsys.readouterr().err
+    config = tmp_path / "ok.toml"
+    config.write_text(TINY)
+    with pytest.raises(SystemExit) as info:  # argparse rejects it
+        cli.main(["run", str(config), "--seeds", "0"])
+    assert info.value.code == 2
+    assert "--seeds" in capsys.readouterr().err
+
+
+def test_step_interpolation_and_zero_regret(tmp_path):
+    cost = np.array([0.0, 2.0, 12.0])
+    regret = np.array([1.0, 0.5, 0.0])
+    grid = np.array([0.0, 1.9, 2.0, 11.9, 12.0, 50.0])
+    np.testing.assert_allclose(plots.step_interpolate(cost, regret, grid), [1.0, 1.0, 0.5, 0.5, 0.0, 0.0])
+    g, mean, se = plots.regret_statistics([(cost, regret), (np.array([0.0, 5.0]), np.array([3.0, 1.0]))], n_grid=5)
+    np.testing.assert_allclose(g, [0, 3, 6, 9, 12])
+    np.testing.assert_allclose(mean, [2.0, 1.75, 0.75, 0.75, 0.5])
+    np.testing.assert_allclose(se[0], np.std([1.0, 3.0], ddof=1) / np.sqrt(2))
+    path = plots.plot_regret([(cost, regret)], tmp_path / "r.png", title="zero regret")
+    assert path.read_bytes()[:8] == PNG_MAGIC
+    path = plots.plot_regret({"a": [(cost, regret)], "b": [(cost, regret + 1)]}, tmp_path / "two.png")
+    assert path.read_bytes()[:8] == PNG_MAGIC

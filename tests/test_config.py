@@ -1,0 +1,175 @@
+"""Run configurations: strict validation (before any JAX work) and the shipped configs."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from mumbo_jax import problems
+from mumbo_jax.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
+from mumbo_jax.loop import BOSettings
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.toml"))
+
+VALID = """\
+[run]
+problem = "currin"
+strategy = "mes"
+budget = 50
+seeds = 4
+max_evals = 30
+model = "ar1"
+out = "somewhere/else"
+
+[acquisition]
+n_gstar = 3
+gstar_method = "exact"
+gstar_grid = 500
+n_candidates = 300
+n_starts = 5
+n_polish_steps = 7
+learning_rate = 0.1
+fit_restarts = 2
+fit_max_iter = 11
+"""
+
+
+def write(tmp_path, text, name="cfg.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def minimal(**run):
+    """TOML text of a [run] section with problem and budget plus ``run``."""
+    keys = {"problem": '"forrester"', "budget": "10", **run}
+    return "[run]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())
+
+
+def test_valid_round_trip(tmp_path):
+    cfg = load_config(write(tmp_path, VALID))
+    assert isinstance(cfg, RunConfig)
+    assert (cfg.problem, cfg.strategy, cfg.budget, cfg.seeds, cfg.max_evals, cfg.model, cfg.out) == (
+        "currin", "mes", 50.0, 4, 30, "ar1", "somewhere/else")
+    assert isinstance(cfg.budget, float)
+    assert cfg.seed_list == [0, 1, 2, 3]
+    settings = settings_from_config(cfg)
+    assert settings == BOSettings(strategy="mes", n_gstar=3, gstar_method="exact", gstar_grid=500,
+                                  n_candidates=300, n_starts=5, n_polish_steps=7, learning_rate=0.1,
+                                  fit_restarts=2, fit_max_iter=11)
+    # to_dict -> parse_config gives the same config back
+    again = parse_config(cfg.to_dict(), source=cfg.source)
+    assert again == cfg
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.budget = 3.0
+
+
+def test_defaults_and_default_out(tmp_path):
+    cfg = load_config(write(tmp_path, minimal(), name="my_study.toml"))
+    assert cfg.out == str(Path("runs") / "my_study")
+    assert (cfg.strategy, cfg.seeds, cfg.model) == ("mumbo", 1, None)
+    assert settings_from_config(cfg) == BOSettings()  # no [acquisition]: the defaults
+
+
+def test_replace_overrides_are_validated(tmp_path):
+    cfg = load_config(write(tmp_path, minimal()))
+    new = cfg.replace(seeds=7, out="x/y")
+    assert (new.seeds, new.out, new.problem) == (7, "x/y", "forrester")
+    assert cfg.replace(seeds=None, out=None) == cfg
+    with pytest.raises(ConfigError, match="seeds"):
+        cfg.replace(seeds=0)
+
+
+@pytest.mark.parametrize("text, words", [
+    # unknown section / key: names it and lists what is allowed
+    ("[run]\nproblem='forrester'\nbudget=1\n[acqusition]\nn_gstar=2\n", ["acqusition", "[run]", "[acquisition]"]),
+    (minimal(budgt="1"), ["'budgt'", "[run]", "budget", "max_evals"]),
+    (minimal() + "[acquisition]\nn_gstr = 3\n", ["'n_gstr'", "n_gstar", "fit_max_iter"]),
+    (minimal() + "[acquisition]\nstrategy = 'mes'\n", ["strategy", "[run]"]),
+    ("problem = 'forrester'\n", ["'problem'", "[run]"]),
+    # wrong types: key, expected type, what was given
+    (minimal(budget='"abc"'), ["budget", "number", "string", "abc"]),
+    (minimal(seeds="2.5"), ["seeds", "integer", "float", "2.5"]),
+    (minimal(seeds="true"), ["seeds", "integer", "boolean"]),
+    (minimal(max_evals="[1, 2]"), ["max_evals", "integer", "array"]),
+    (minimal(problem="3"), ["problem", "string", "integer"]),
+    (minimal() + "[acquisition]\nn_candidates = 10.0\n", ["n_candidates", "integer", "float"]),
+    (minimal() + "[acquisition]\nlearning_rate = 'fast'\n", ["learning_rate", "number", "string"]),
+    (minimal() + "[acquisition]\nfit_restarts = false\n", ["fit_restarts", "integer", "boolean"]),
+    ("run = 3\n", ["'run'", "section", "integer"]),
+    # unknown names: what is allowed
+    (minimal(problem='"forester"'), ["forester", "forrester", "hartmann6", "currin_continuous"]),
+    (minimal(strategy='"ucb"'), ["ucb", "mumbo", "mes", "random"]),
+    (minimal(model='"product"'), ["product", "icm", "ar1"]),
+    (minimal(problem='"currin_continuous"', model='"icm"'), ["icm", "product", "fabolas"]),
+    (minimal() + "[acquisition]\ngstar_method = 'magic'\n", ["gstar_method", "magic", "gumbel", "exact"]),
+    # values
+    (minimal(budget="0"), ["budget", "> 0"]),
+    (minimal(budget="-5.0"), ["budget", "> 0"]),
+    (minimal(budget="inf"), ["budget"]),
+    (minimal(budget="nan"), ["budget"]),
+    (minimal(seeds="0"), ["seeds", ">= 1"]),
+    (minimal(max_evals="-1"), ["max_evals", ">= 1"]),
+    (minimal(out='""'), ["out"]),
+    (minimal() + "[acquisition]\nn_gstar = 0\n", ["n_gstar", "> 0"]),
+    (minimal() + "[acquisition]\nlearning_rate = -0.1\n", ["learning_rate", "> 0"]),
+    (minimal() + "[acquisition]\nn_candidates = 10\nn_starts = 20\n", ["n_starts", "n_candidates"]),
+    # missing
+    ("[acquisition]\nn_gstar = 2\n", ["[run]"]),
+    ("[run]\nproblem = 'forrester'\n", ["budget", "required"]),
+    ("[run]\nbudget = 3\n", ["problem", "required"]),
+])
+def test_invalid_configs_name_the_key(tmp_path, text, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}: ")
+    for word in words:
+        assert word in msg, (word, msg)
+    assert "\n" not in msg
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("text", ["[run\nproblem = 'x'\n", "[run]\nbudget = \n", "[run]\nbudget = 1\nbudget = 2\n"])
+def test_malformed_toml_names_the_file(tmp_path, text):
+    path = write(tmp_path, text, name="broken.toml")
+    with pytest.raises(ConfigError, match="broken.toml: invalid TOML: .*line"):
+        load_config(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="nope.toml: config file not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_budget_int_is_float_and_gstar_grid_optional(tmp_path):
+    cfg = load_config(write(tmp_path, minimal(budget="7") + "[acquisition]\nlearning_rate = 1\n"))
+    assert cfg.budget == 7.0 and isinstance(cfg.budget, float)
+    settings = settings_from_config(cfg)
+    assert settings.learning_rate == 1.0 and isinstance(settings.learning_rate, float)
+    assert settings.gstar_grid is None
+
+
+def test_there_is_a_config_per_problem():
+    names = {p.stem for p in CONFIGS}
+    assert set(problems.PROBLEMS) <= names
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_shipped_configs_validate(path):
+    cfg = load_config(path)
+    assert cfg.problem == path.stem
+    assert cfg.strategy == "mumbo"
+    assert cfg.out == str(Path("runs") / path.stem)
+    settings_from_config(cfg)
+    # each file says what it reproduces in a comment at the top
+    assert path.read_text().lstrip().startswith("#")
+
+
+PAPER_BUDGETS = {"forrester": 200, "currin": 200, "hartmann3": 1500, "hartmann6": 6000, "borehole": 200}
+
+
+@pytest.mark.parametrize("name, budget", sorted(PAPER_BUDGETS.items()))
+def test_shipped_budgets_are_the_papers(name, budget):
+    assert load_config(Path(CONFIGS[0].parent) / f"{name}.toml").budget == budget
