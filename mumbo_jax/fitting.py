@@ -2,8 +2,9 @@
 
 :func:`fit_params` runs optax's L-BFGS (zoom line search) from several starts in one
 compiled call: the deterministic defaults plus random perturbations, mapped with
-``lax.map`` (a vmapped ``while_loop`` runs every lane until the slowest stops; lax.map
-was faster on CPU). The restart with the lowest objective is kept.
+``lax.map``: a vmapped ``while_loop`` runs every lane until the slowest stops. Measured
+on 100 Hartmann-3 points, 3 fidelities, 8 restarts, one core: lax.map 0.75 s, vmap
+3.4 s. The restart with the lowest objective is kept.
 """
 
 from __future__ import annotations
