@@ -228,6 +228,9 @@ def main(argv=None) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    # the step clock's host callbacks inside the compiled while_loop can hang the CPU
+    # client under asynchronous dispatch (jax-ml/jax#25861): dispatch synchronously
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
     args = _parser().parse_args(argv)
     if args.command == "run":
         try:

@@ -511,7 +511,7 @@ def _grow(carry: _Carry, size: int) -> _Carry:
 
 def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSettings = BOSettings(),
                  task: Task | None = None, max_evals: int = 200, progress=None,
-                 clock: StepClock | None = None, batching: str = "vmap") -> History:
+                 clock: StepClock | None = None, batching: str = "map") -> History:
     """Run BO on a traceable benchmark for several seeds at once.
 
     Each buffer size (32, 64, ...) is one compiled ``lax.while_loop`` over BO steps,
@@ -525,11 +525,16 @@ def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSe
         task: defaults to :func:`problem_task`.
         max_evals: cap on BO evaluations per seed (sizes the buffers).
         progress: optional ``callback(history)`` called after each buffer size.
-        clock: optional :class:`StepClock` for per-step overheads and progress.
-        batching: ``"vmap"`` (seeds in lock-step: a vmapped while_loop runs every seed
-            until the slowest stops, yet it measured faster on CPU too: 4 seeds x 12
-            Hartmann-3 steps, 4.8 s against 5.8 s, and a quarter of the compile time)
-            or ``"map"`` (seeds one after another inside the compiled program).
+        clock: optional :class:`StepClock` for per-step overheads and progress. Its
+            host callbacks run inside the compiled while_loop; on CPU call
+            ``jax.config.update("jax_cpu_enable_async_dispatch", False)`` before any
+            JAX work (as the CLI does): with asynchronous dispatch such callbacks can
+            hang the client (jax-ml/jax#25861).
+        batching: ``"map"`` (default: seeds one after another inside the compiled
+            program, ``lax.map``) or ``"vmap"`` (seeds in lock-step). On CPU with
+            jaxlib 0.10.2 the vmapped program deadlocks (0% CPU, never returns) once
+            the buffers reach 64 rows with 4 or more Hartmann-3 seeds; lax.map does not.
+            vmap is kept for accelerators.
 
     Returns:
         :class:`History` with a leading seed axis.
