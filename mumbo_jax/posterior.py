@@ -297,6 +297,16 @@ def joint_moments_fidelities(post: Posterior, x, fidelities, target: Target) -> 
     return _joint_moments_fidelities(post, x, fidelities, target)
 
 
+def _check_target_inputs(post: Posterior, x, target: Target):
+    """Validate candidates x (``[M, d]``) and the target for the g-only predictions."""
+    spec = post.spec
+    m = jnp.shape(x)[0]
+    z = jnp.zeros(m, jnp.int32) if spec.discrete else jnp.full(m, spec.fidelity_bounds[0])
+    x, _ = models.check_inputs(spec, x, z)
+    _check_target(spec, target)
+    return x
+
+
 @jax.jit
 def _target_moments(post, x, target):
     kernel = models.build_kernel(post.spec, post.params)
@@ -308,9 +318,7 @@ def _target_moments(post, x, target):
 
 def target_moments(post: Posterior, x, target: Target):
     """Predictive mean and variance of g at ``x`` (``[M, d]``); both ``[M]``."""
-    x, _ = models.check_inputs(post.spec, x, jnp.zeros(jnp.shape(x)[0], jnp.int32) if post.spec.discrete
-                               else jnp.full(jnp.shape(x)[0], post.spec.fidelity_bounds[0]))
-    _check_target(post.spec, target)
+    x = _check_target_inputs(post, x, target)
     return _target_moments(post, x, target)
 
 
@@ -333,9 +341,7 @@ def _target_joint(post, x, target):
 def target_joint(post: Posterior, x, target: Target):
     """Joint posterior of g at ``x`` (``[M, d]``): mean ``[M]`` and covariance
     ``[M, M]`` (for exact max-value sampling on a modest grid)."""
-    x, _ = models.check_inputs(post.spec, x, jnp.zeros(jnp.shape(x)[0], jnp.int32) if post.spec.discrete
-                               else jnp.full(jnp.shape(x)[0], post.spec.fidelity_bounds[0]))
-    _check_target(post.spec, target)
+    x = _check_target_inputs(post, x, target)
     return _target_joint(post, x, target)
 
 
