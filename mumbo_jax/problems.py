@@ -595,22 +595,23 @@ _H6_XSTAR = (
 PROBLEMS: dict[str, Problem] = {}
 
 
+def _discrete_problem(**fields) -> Problem:
+    """A discrete-fidelity :class:`Problem` whose target is fidelity 0."""
+    return Problem(fidelity_kind="discrete", fidelity_bounds=None, target_fidelity=0, cost_function=None, **fields)
+
+
 def _register(problem: Problem) -> Problem:
     PROBLEMS[problem.name] = problem
     return problem
 
 
 _register(
-    Problem(
+    _discrete_problem(
         name="forrester",
         dim=1,
         bounds=[[0.0, 1.0]],
-        fidelity_kind="discrete",
         n_fidelities=3,
-        fidelity_bounds=None,
-        target_fidelity=0,
         costs=(10.0, 5.0, 2.0),
-        cost_function=None,
         noise_variances=(0.0, 0.0, 0.0),
         maximise=False,
         optimum_value=-6.0207400557670825,
@@ -619,16 +620,12 @@ _register(
     )
 )
 _register(
-    Problem(
+    _discrete_problem(
         name="currin",
         dim=2,
         bounds=[[0.0, 1.0], [0.0, 1.0]],
-        fidelity_kind="discrete",
         n_fidelities=2,
-        fidelity_bounds=None,
-        target_fidelity=0,
         costs=(10.0, 1.0),
-        cost_function=None,
         noise_variances=(0.0, 0.0),
         maximise=True,
         optimum_value=13.798722044728434,
@@ -637,16 +634,12 @@ _register(
     )
 )
 _register(
-    Problem(
+    _discrete_problem(
         name="hartmann3",
         dim=3,
         bounds=[[0.0, 1.0]] * 3,
-        fidelity_kind="discrete",
         n_fidelities=3,
-        fidelity_bounds=None,
-        target_fidelity=0,
         costs=(100.0, 10.0, 1.0),
-        cost_function=None,
         noise_variances=(0.0, 0.0, 0.0),
         maximise=False,
         optimum_value=-3.862779787332663,
@@ -655,16 +648,12 @@ _register(
     )
 )
 _register(
-    Problem(
+    _discrete_problem(
         name="hartmann6",
         dim=6,
         bounds=[[0.0, 1.0]] * 6,
-        fidelity_kind="discrete",
         n_fidelities=4,
-        fidelity_bounds=None,
-        target_fidelity=0,
         costs=(1000.0, 100.0, 10.0, 1.0),
-        cost_function=None,
         noise_variances=(0.0, 0.0, 0.0, 0.0),
         maximise=False,
         optimum_value=-3.322368011415515,
@@ -674,16 +663,12 @@ _register(
 )
 _BOREHOLE_XSTAR = (0.15, 100.0, 115_600.0, 1110.0, 116.0, 700.0, 1120.0, 12_055.0)
 _register(
-    Problem(
+    _discrete_problem(
         name="borehole",
         dim=8,
         bounds=_BOREHOLE_BOUNDS,
-        fidelity_kind="discrete",
         n_fidelities=2,
-        fidelity_bounds=None,
-        target_fidelity=0,
         costs=(10.0, 1.0),
-        cost_function=None,
         noise_variances=(0.0, 0.0),
         maximise=True,
         optimum_value=309.83086904533246,
@@ -692,16 +677,12 @@ _register(
     )
 )
 _register(
-    Problem(
+    _discrete_problem(
         name="rosenbrock",
         dim=2,
         bounds=[[-2.0, 2.0], [-2.0, 2.0]],
-        fidelity_kind="discrete",
         n_fidelities=2,
-        fidelity_bounds=None,
-        target_fidelity=0,
         costs=(1000.0, 1.0),
-        cost_function=None,
         noise_variances=(1e-3, 1e-6),
         maximise=False,
         optimum_value=0.0,
