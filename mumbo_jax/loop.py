@@ -27,9 +27,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import acquisitions, fitting, maxvalue, models, optimize, posterior, problems
+from mumbo_jax import fitting, maxvalue, models, optimize, posterior, problems, strategies
+from mumbo_jax.strategies import STRATEGIES
 
-STRATEGIES = ("mumbo", "mes", "random")
 MIN_BUFFER = 32
 
 
@@ -180,32 +180,6 @@ def initial_design(task: Task, key, n_per_fidelity: int | None = None):
     return jnp.tile(x, (fids.shape[0], 1)), jnp.repeat(fids, n)
 
 
-def _mumbo_alpha(post, target, gstar, x, z):
-    m = posterior._joint_moments(post, x, z, target)
-    return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
-
-
-def _mes_alpha(post, target, gstar, x, z):
-    mu, var = posterior._target_moments(post, x, target)
-    return acquisitions.mes_gain(mu, var, gstar)
-
-
-def _random_alpha(key, x, z):
-    # i.i.d. uniform scores: the maximiser's best random candidate is a uniform draw
-    u = jax.random.uniform(jax.random.fold_in(key, 0), x.shape[:1])
-    return u + 0.0 * jnp.sum(x, axis=-1)
-
-
-def _target_only(task: Task) -> optimize.FidelitySpace:
-    """The fidelity space restricted to the target (single-fidelity strategies)."""
-    space = task.space
-    if space.n_fidelities is not None:
-        # fidelity 0 is the target of every discrete problem in this library
-        return optimize.FidelitySpace(1, None, space.cost)
-    z0 = float(task.target_z[0])
-    return optimize.FidelitySpace(None, (z0, z0), space.cost)
-
-
 class Timings(NamedTuple):
     fit: float
     gstar: float
@@ -225,7 +199,7 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key):
-    if settings.strategy == "random":
+    if settings.strategy not in strategies.USES_GSTAR:
         return jnp.zeros(settings.n_gstar)
     n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
     return maxvalue._sample_gstar(key, post, task.target, settings.n_gstar, settings.gstar_method, n_grid)
@@ -233,14 +207,8 @@ def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key) -> optimize.Proposal:
-    if settings.strategy == "mumbo":
-        acq, space = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar), task.space
-    elif settings.strategy == "mes":
-        acq, space = jax.tree_util.Partial(_mes_alpha, post, task.target, gstar), _target_only(task)
-    else:
-        acq, space = jax.tree_util.Partial(_random_alpha, key), _target_only(task)
-    return optimize._maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
-                              settings.n_starts, settings.n_polish_steps, settings.learning_rate)
+    """The strategy's choice of the next (x, z) (:func:`mumbo_jax.strategies.propose`)."""
+    return strategies.propose(settings, task, post, gstar, key)
 
 
 def incumbent(task: Task, post: posterior.Posterior, buffers: Buffers):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from mumbo_jax import acquisitions, fitting, maxvalue, optimize, posterior, problems
-from mumbo_jax.loop import _mumbo_alpha, problem_task
+from mumbo_jax.loop import problem_task
+from mumbo_jax.strategies import mumbo_alpha as _mumbo_alpha
 
 
 def _fixed_posterior(name, n_per_fid, seed=0):
