@@ -52,7 +52,16 @@ def target_only(task) -> optimize.FidelitySpace:
     return optimize.FidelitySpace(None, (z0, z0), space.cost)
 
 
-def propose(settings, task, post: posterior.Posterior, gstar, key) -> optimize.Proposal:
+def _per_unit_cost(acq, cost, x, z):
+    """alpha(x, z) / c(x, z) for a cost that depends on x as well (a learned cost)."""
+    return acq(x, z) / cost(x, z)
+
+
+def _unit_cost(z):
+    return jnp.ones(jnp.shape(z))
+
+
+def propose(settings, task, post: posterior.Posterior, gstar, key, cost=None) -> optimize.Proposal:
     """The next evaluation under ``settings.strategy``.
 
     Args:
@@ -61,6 +70,11 @@ def propose(settings, task, post: posterior.Posterior, gstar, key) -> optimize.P
         post: the posterior fitted to the data so far.
         gstar: ``[N]`` samples of g* (ignored by strategies not in :data:`USES_GSTAR`).
         key: PRNG key of the maximiser.
+        cost: optional learned cost ``c(x [M, d], z [M]) -> [M]`` (a
+            ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.costmodel.cost_function`):
+            the maximiser then scores ``alpha(x, z) / c(x, z)`` instead of dividing by
+            the task's known ``cost(z)`` (the proposal's ``score`` and ``alpha`` are both
+            per unit of the learned cost). ``None`` keeps the known cost.
 
     Returns:
         :class:`mumbo_jax.optimize.Proposal`.
@@ -74,5 +88,8 @@ def propose(settings, task, post: posterior.Posterior, gstar, key) -> optimize.P
         acq, space = jax.tree_util.Partial(random_alpha, key), target_only(task)
     else:
         raise ValueError(f"unknown strategy {s!r}; allowed: {STRATEGIES}")
+    if cost is not None:
+        acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
+        space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost))
     return optimize._maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
                               settings.n_starts, settings.n_polish_steps, settings.learning_rate)
