@@ -234,9 +234,16 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
     elif not values["out"].strip():
         fail("[run] out must be a non-empty path")
 
-    # -- [acquisition]
-    acq_keys = sections["acquisition"]
-    acq = dict(data.get("acquisition", {}))
+    acq, _ = check_acquisition(data.get("acquisition", {}), values["strategy"], fail)
+    return RunConfig(**values, acquisition=types.MappingProxyType(acq), source=source)
+
+
+def check_acquisition(table: Mapping, strategy: str, fail) -> tuple[dict, BOSettings]:
+    """Validate an ``[acquisition]`` table (any :class:`BOSettings` field but
+    ``strategy``): ``(cleaned table, settings)``; ``fail(message)`` raises on a problem.
+    Shared by the benchmark runner and :mod:`mumbo_jax.tuning`."""
+    acq_keys = _acquisition_keys()
+    acq = dict(table)
     for key, value in acq.items():
         if key == "strategy":
             fail("strategy belongs in [run], not [acquisition]")
@@ -249,11 +256,10 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
             acq[key] = float(value)
         if kind in (int, float) and not (math.isfinite(value) and value > 0):
             fail(f"[acquisition] {key} must be > 0, got {value!r}")
-    cfg = RunConfig(**values, acquisition=types.MappingProxyType(acq), source=source)
     try:
-        settings = settings_from_config(cfg)
+        settings = BOSettings(strategy=strategy, **acq)
     except (TypeError, ValueError) as e:  # BOSettings' own checks
         fail(f"[acquisition] {e}")
     if settings.n_starts > settings.n_candidates:
         fail(f"[acquisition] n_starts ({settings.n_starts}) must be <= n_candidates ({settings.n_candidates})")
-    return cfg
+    return acq, settings
