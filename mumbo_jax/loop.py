@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import fitting, maxvalue, models, optimize, posterior, problems, strategies
+from mumbo_jax import costmodel, fitting, maxvalue, models, optimize, posterior, problems, strategies
 from mumbo_jax.strategies import STRATEGIES
 
 MIN_BUFFER = 32
@@ -51,6 +51,17 @@ class BOSettings:
             refit dominates a step's cost inside the compiled loop; the warm start from
             the previous step usually converges in a few iterations.
         fit_max_iter: L-BFGS iterations per start.
+        refit_every: refit the hyper-parameters at BO steps k with
+            ``k % refit_every == 0``; the steps between condition on all the data with the
+            previous hyper-parameters (one Cholesky). 1 (the default) refits every step;
+            long runs with hundreds of observations use 10-25, where a refit costs
+            seconds and the hyper-parameters barely move from step to step.
+        ucb_beta: UCB coefficient of ``"ucb"``, ``"mf_gp_ucb"`` and ``"boca"`` (None:
+            Kandasamy et al.'s 0.2 d log(2 t), t = observations so far).
+        mtbo_samples: ``"mtbo"``: Monte Carlo samples of g at the representer points
+            (the paper's MTBO-N).
+        mtbo_representers: ``"mtbo"``: representer points (drawn in proportion to EI).
+        mtbo_fantasies: ``"mtbo"``: Gauss-Hermite nodes over the fantasised observation.
     """
 
     strategy: str = "mumbo"
@@ -63,16 +74,28 @@ class BOSettings:
     learning_rate: float = 0.03
     fit_restarts: int = 2
     fit_max_iter: int = 50
+    refit_every: int = 1
+    ucb_beta: float | None = None
+    mtbo_samples: int = 50
+    mtbo_representers: int = 50
+    mtbo_fantasies: int = 5
 
     def __post_init__(self):
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}; allowed: {STRATEGIES}")
         if self.gstar_method not in maxvalue.GSTAR_METHODS:
             raise ValueError(f"unknown gstar_method {self.gstar_method!r}; allowed: {maxvalue.GSTAR_METHODS}")
-        for name in ("n_gstar", "n_candidates", "n_starts", "n_polish_steps", "fit_restarts", "fit_max_iter"):
+        for name in ("n_gstar", "n_candidates", "n_starts", "n_polish_steps", "fit_restarts", "fit_max_iter",
+                     "refit_every", "mtbo_samples", "mtbo_representers", "mtbo_fantasies"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.ucb_beta is not None and not (isinstance(self.ucb_beta, (int, float))
+                                              and not isinstance(self.ucb_beta, bool)
+                                              and 0 <= self.ucb_beta < float("inf")):
+            raise ValueError(f"ucb_beta must be a finite number >= 0 or None, got {self.ucb_beta!r}")
+        if self.strategy == "mtbo" and self.mtbo_representers > strategies.MTBO_POOL:
+            raise ValueError(f"mtbo_representers must be <= {strategies.MTBO_POOL}, got {self.mtbo_representers}")
 
 
 @functools.partial(jax.tree_util.register_dataclass, data_fields=["space"],
@@ -187,14 +210,27 @@ class Timings(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
-def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key) -> posterior.Posterior:
-    """Refit hyper-parameters (warm start from ``params``) and condition."""
+def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
+              refit=True) -> posterior.Posterior:
+    """Refit hyper-parameters (warm start from ``params``; skipped when ``refit`` is
+    False, see :func:`refit_at`) and condition on the buffers."""
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
-    inits = fitting.restart_inits(spec, key, settings.fit_restarts, first=params)
-    best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
-                                  settings.fit_max_iter, 1e-5)
+
+    def refit_params(params):
+        inits = fitting.restart_inits(spec, key, settings.fit_restarts, first=params)
+        best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
+                                      settings.fit_max_iter, 1e-5)
+        return best
+
+    params = jax.tree_util.tree_map(jnp.asarray, params)
+    best = jax.lax.cond(refit, refit_params, lambda p: p, params)
     return posterior._condition(spec, best, scaling, buffers.x, buffers.z, buffers.y, buffers.mask)
+
+
+def refit_at(settings: BOSettings, k):
+    """Whether BO step ``k`` refits the hyper-parameters (the same rule in both loops)."""
+    return k % settings.refit_every == 0
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
@@ -206,9 +242,11 @@ def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
-def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key) -> optimize.Proposal:
-    """The strategy's choice of the next (x, z) (:func:`mumbo_jax.strategies.propose`)."""
-    return strategies.propose(settings, task, post, gstar, key)
+def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key,
+                   cost=None) -> optimize.Proposal:
+    """The strategy's choice of the next (x, z) (:func:`mumbo_jax.strategies.propose`);
+    ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost."""
+    return strategies.propose(settings, task, post, gstar, key, cost)
 
 
 def incumbent(task: Task, post: posterior.Posterior, buffers: Buffers):
@@ -232,6 +270,22 @@ def _validate_settings_for_task(settings: BOSettings, task: Task):
 # --------------------------------------------------------------------------- ask / tell
 
 
+def _check_design(task: Task, design):
+    """A user's initial design ``(x [n0, d], z [n0])``, validated against the task."""
+    try:
+        x0, z0 = design
+    except (TypeError, ValueError):
+        raise ValueError("design must be a pair (x [n0, d], z [n0])") from None
+    x0, z0 = np.asarray(x0, float), np.asarray(z0, float).reshape(-1)
+    if x0.ndim != 2 or x0.shape[0] < 1:
+        raise ValueError(f"design x must have shape [n0, {task.spec.dim}] with n0 >= 1, got {x0.shape}")
+    models.check_inputs(task.spec, x0, z0, "design x", "design z")
+    b = np.asarray(task.spec.bounds)
+    if np.any(x0 < b[:, 0]) or np.any(x0 > b[:, 1]):
+        raise ValueError("design x lies outside the search box")
+    return jnp.asarray(x0), jnp.asarray(z0)
+
+
 class AskTell:
     """Ask/tell optimiser for black boxes.
 
@@ -244,14 +298,28 @@ class AskTell:
         task: model, target and fidelity space (:func:`make_task`, :func:`problem_task`).
         settings: the decision rule's settings.
         seed: integer seed; the same seed gives the same decisions as :func:`run_compiled`.
+        cost_model: optional :class:`mumbo_jax.costmodel.CostModel` (e.g.
+            :func:`mumbo_jax.costmodel.cost_model_for`): before each proposal a GP on log
+            cost is fitted to the costs told so far and the acquisition is divided by
+            its prediction c(x, z) instead of the task's known cost (tell the measured
+            cost, e.g. seconds). Its fitting time counts in ``timings[k].fit``; the last
+            fit is ``self.cost_fit``. ``None``: the known cost, as before.
+        design: optional initial design ``(x [n0, d], z [n0])`` replacing the paper's
+            default (:func:`initial_design`), e.g. FABOLAS' few settings at small data
+            fractions. The same ``design`` (and ``cost_model``) must be passed to
+            :meth:`from_state`.
     """
 
-    def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0):
+    def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
+                 cost_model: costmodel.CostModel | None = None, design=None):
         _validate_settings_for_task(settings, task)
+        if cost_model is not None and not isinstance(cost_model, costmodel.CostModel):
+            raise ValueError(f"cost_model must be a mumbo_jax.costmodel.CostModel, got {type(cost_model).__name__}")
         self.task, self.settings, self.seed = task, settings, int(seed)
+        self.cost_model, self.cost_fit = cost_model, None
         self.key = jax.random.PRNGKey(self.seed)
         design_key, self.loop_key = jax.random.split(self.key)
-        x0, z0 = initial_design(task, design_key)
+        x0, z0 = initial_design(task, design_key) if design is None else _check_design(task, design)
         self.design = [(np.asarray(x), float(z)) for x, z in zip(x0, z0)]
         self.n_design = len(self.design)
         self.x, self.z, self.y, self.costs = [], [], [], []
@@ -270,11 +338,17 @@ class AskTell:
         buffers = pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), buffer_size(len(self.x)))
         k_fit, k_gstar, k_max = step_keys(self.loop_key, k)
         t0 = time.perf_counter()
-        post = jax.block_until_ready(fit_stage(self.settings, self.task, buffers, self.params, k_fit))
+        post = jax.block_until_ready(fit_stage(self.settings, self.task, buffers, self.params, k_fit,
+                                                refit_at(self.settings, k)))
+        cost = None
+        if self.cost_model is not None:
+            self.cost_fit = costmodel.fit_cost(self.cost_model, np.asarray(self.x), np.asarray(self.z),
+                                               np.asarray(self.costs), jax.random.fold_in(k_fit, 1))
+            cost = costmodel.cost_function(jax.block_until_ready(self.cost_fit))
         t1 = time.perf_counter()
         gstar = jax.block_until_ready(gstar_stage(self.settings, self.task, post, k_gstar))
         t2 = time.perf_counter()
-        prop = jax.block_until_ready(maximise_stage(self.settings, self.task, post, gstar, k_max))
+        prop = jax.block_until_ready(maximise_stage(self.settings, self.task, post, gstar, k_max, cost))
         t3 = time.perf_counter()
         self.params = jax.tree_util.tree_map(np.asarray, post.params)
         self.timings.append(Timings(t1 - t0, t2 - t1, t3 - t2))
@@ -322,8 +396,9 @@ class AskTell:
         }
 
     @classmethod
-    def from_state(cls, task: Task, settings: BOSettings, state: dict) -> "AskTell":
-        opt = cls(task, settings, state["seed"])
+    def from_state(cls, task: Task, settings: BOSettings, state: dict,
+                   cost_model: costmodel.CostModel | None = None, design=None) -> "AskTell":
+        opt = cls(task, settings, state["seed"], cost_model=cost_model, design=design)
         for x, z, y, c in zip(state["x"], state["z"], state["y"], state["costs"]):
             opt.tell(x, z, y, c)
         opt.params = {k: np.asarray(v) for k, v in state["params"].items()}
@@ -402,55 +477,81 @@ def _stamp(stage, seed, k, *payload):
         clock.stamp(stage, seed, k, *payload)
 
 
-def _run_bucket(settings, task, problem, budget, max_evals, key, seed, carry: _Carry) -> _Carry:
-    """Steps while there is room in this buffer size: fit, record the incumbent, and
-    (while budget and evaluation cap allow) propose and evaluate one point."""
-    size = carry.buffers.x.shape[0]
+def _step(settings, task, problem, budget, max_evals, key, seed, c: _Carry, refit) -> _Carry:
+    """One BO step of one seed: fit (or condition), record the incumbent, and (while
+    budget and evaluation cap allow) propose and evaluate one point."""
     loop_key = jax.random.split(key)[1]
     noise_key = jax.random.fold_in(key, 7)
 
     def stamp(stage, k, *deps):
         jax.debug.callback(functools.partial(_stamp, stage), seed, k, *deps)
 
-    def cond(c):
+    stamp("start", c.k, c.spent)
+    k_fit, k_gstar, k_max = step_keys(loop_key, c.k)
+    post = fit_stage(settings, task, c.buffers, c.params, k_fit, refit)
+    stamp("fit", c.k, post.alpha[0])
+    gstar = gstar_stage(settings, task, post, k_gstar)
+    stamp("gstar", c.k, gstar[0])
+    prop = maximise_stage(settings, task, post, gstar, k_max)
+    stamp("maximise", c.k, prop.x[0])
+    x_inc, _ = incumbent(task, post, c.buffers)
+    h = c.history
+    h = h._replace(
+        incumbent_x=h.incumbent_x.at[c.k].set(x_inc),
+        incumbent_value=h.incumbent_value.at[c.k].set(problems.target_value(problem, x_inc)),
+        regret=h.regret.at[c.k].set(problems.simple_regret(problem, x_inc)),
+        cost_spent=h.cost_spent.at[c.k].set(c.spent),
+    )
+    go = (c.spent < budget) & (c.k < max_evals)
+    z = prop.z.astype(float)
+    y = problems.noisy_objective(problem, jax.random.fold_in(noise_key, c.k), prop.x, prop.z)
+    cost = task.space.cost(jnp.atleast_1d(prop.z))[0]
+    kk = jnp.minimum(c.k, max_evals - 1)
+    h_new = h._replace(
+        x=h.x.at[kk].set(prop.x), z=h.z.at[kk].set(z), y=h.y.at[kk].set(y), cost=h.cost.at[kk].set(cost),
+        n_evals=c.k + 1,
+    )
+    b = c.buffers
+    b_new = Buffers(b.x.at[c.n].set(prop.x), b.z.at[c.n].set(z), b.y.at[c.n].set(y), b.mask.at[c.n].set(1.0))
+    pick = lambda new, old: jax.tree_util.tree_map(lambda a, o: jnp.where(go, a, o), new, old)
+    stamp("end", c.k, go, c.spent + jnp.where(go, cost, 0.0), z, h.regret[c.k])
+    return _Carry(
+        pick(b_new, b), c.n + go, c.k + go, c.spent + jnp.where(go, cost, 0.0),
+        jax.tree_util.tree_map(jnp.asarray, post.params), pick(h_new, h), go,
+    )
+
+
+def _run_bucket(settings, task, problem, budget, max_evals, key, seed, carry: _Carry) -> _Carry:
+    """One seed's steps while there is room in this buffer size."""
+    size = carry.buffers.x.shape[0]
+    return jax.lax.while_loop(
+        lambda c: c.running & (c.n < size),
+        lambda c: _step(settings, task, problem, budget, max_evals, key, seed, c, refit_at(settings, c.k)),
+        carry)
+
+
+def _run_bucket_lockstep(settings, task, problem, budget, max_evals, keys, seed_ids, carry: _Carry) -> _Carry:
+    """All seeds' steps in lock-step (vmap inside one while_loop).
+
+    The seeds start from designs of the same size and each running seed makes one
+    evaluation per iteration, so every running seed is at the same step k. Taking the
+    refit decision from that shared k keeps it an unbatched ``lax.cond`` (a real
+    branch), where a vmapped while_loop would turn it into a select that always refits.
+    """
+    size = carry.buffers.x.shape[1]
+
+    def active(c):
         return c.running & (c.n < size)
 
-    def body(c):
-        stamp("start", c.k, c.spent)
-        k_fit, k_gstar, k_max = step_keys(loop_key, c.k)
-        post = fit_stage(settings, task, c.buffers, c.params, k_fit)
-        stamp("fit", c.k, post.alpha[0])
-        gstar = gstar_stage(settings, task, post, k_gstar)
-        stamp("gstar", c.k, gstar[0])
-        prop = maximise_stage(settings, task, post, gstar, k_max)
-        stamp("maximise", c.k, prop.x[0])
-        x_inc, _ = incumbent(task, post, c.buffers)
-        h = c.history
-        h = h._replace(
-            incumbent_x=h.incumbent_x.at[c.k].set(x_inc),
-            incumbent_value=h.incumbent_value.at[c.k].set(problems.target_value(problem, x_inc)),
-            regret=h.regret.at[c.k].set(problems.simple_regret(problem, x_inc)),
-            cost_spent=h.cost_spent.at[c.k].set(c.spent),
-        )
-        go = (c.spent < budget) & (c.k < max_evals)
-        z = prop.z.astype(float)
-        y = problems.noisy_objective(problem, jax.random.fold_in(noise_key, c.k), prop.x, prop.z)
-        cost = task.space.cost(jnp.atleast_1d(prop.z))[0]
-        kk = jnp.minimum(c.k, max_evals - 1)
-        h_new = h._replace(
-            x=h.x.at[kk].set(prop.x), z=h.z.at[kk].set(z), y=h.y.at[kk].set(y), cost=h.cost.at[kk].set(cost),
-            n_evals=c.k + 1,
-        )
-        b = c.buffers
-        b_new = Buffers(b.x.at[c.n].set(prop.x), b.z.at[c.n].set(z), b.y.at[c.n].set(y), b.mask.at[c.n].set(1.0))
-        pick = lambda new, old: jax.tree_util.tree_map(lambda a, o: jnp.where(go, a, o), new, old)
-        stamp("end", c.k, go, c.spent + jnp.where(go, cost, 0.0), z, h.regret[c.k])
-        return _Carry(
-            pick(b_new, b), c.n + go, c.k + go, c.spent + jnp.where(go, cost, 0.0),
-            jax.tree_util.tree_map(jnp.asarray, post.params), pick(h_new, h), go,
-        )
+    def body(cs):
+        k = jnp.max(jnp.where(active(cs), cs.k, 0))
+        new = jax.vmap(lambda key, seed, c: _step(settings, task, problem, budget, max_evals, key, seed, c,
+                                                  refit_at(settings, k)))(keys, seed_ids, cs)
+        on = active(cs)
+        return jax.tree_util.tree_map(
+            lambda a, o: jnp.where(on.reshape(on.shape + (1,) * (a.ndim - 1)), a, o), new, cs)
 
-    return jax.lax.while_loop(cond, body, carry)
+    return jax.lax.while_loop(lambda cs: jnp.any(active(cs)), body, carry)
 
 
 def _initial_carry(settings, task, problem, key, max_evals):
@@ -543,9 +644,9 @@ def _initial_carries(settings, task, problem, keys, max_evals):
 @functools.partial(jax.jit, static_argnames=("settings", "problem", "max_evals", "batching"),
                    donate_argnames=("carry",))
 def _run_buckets(settings, task, problem, budget, max_evals, keys, seed_ids, carry, batching):
-    run = lambda args: _run_bucket(settings, task, problem, budget, max_evals, *args)
     if batching == "vmap":
-        return jax.vmap(run)((keys, seed_ids, carry))
+        return _run_bucket_lockstep(settings, task, problem, budget, max_evals, keys, seed_ids, carry)
     # lax.map: each seed's while_loops (L-BFGS, line search, BO steps) stop on their own
     # instead of every lane running until the slowest one stops
+    run = lambda args: _run_bucket(settings, task, problem, budget, max_evals, *args)
     return jax.lax.map(run, (keys, seed_ids, carry))

@@ -93,9 +93,46 @@ def test_ask_tell_state_round_trip_and_bad_tells():
 
 
 def test_bad_settings_and_budget():
-    with pytest.raises(ValueError, match="unknown strategy 'ei'"):
-        loop.BOSettings(strategy="ei")
+    with pytest.raises(ValueError, match="unknown strategy 'nonsense'"):
+        loop.BOSettings(strategy="nonsense")
     with pytest.raises(ValueError, match="n_gstar must be a positive integer"):
         loop.BOSettings(n_gstar=0)
     with pytest.raises(ValueError, match="budget must be > 0"):
         loop.run_compiled(problems.get_problem("forrester"), 0.0, [0], FAST)
+
+
+def test_fit_stage_without_refit_keeps_the_hyper_parameters():
+    prob = problems.get_problem("forrester")
+    task = loop.problem_task(prob)
+    x, z = loop.initial_design(task, jax.random.PRNGKey(0))
+    y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, z.astype(int))
+    b = loop.pad_buffers(x, z, y, 32)
+    params = loop.models.default_params(task.spec)
+    kept = loop.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), False)
+    fitted = loop.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), True)
+    for name in params:
+        np.testing.assert_array_equal(np.asarray(kept.params[name]), np.asarray(params[name]))
+    nlml = lambda p: float(loop.fitting.neg_log_marginal(task.spec, p, kept.scaling, b.x, b.z, b.y, b.mask))
+    assert nlml(fitted.params) < nlml(params) - 1.0
+    assert [bool(loop.refit_at(loop.BOSettings(refit_every=3), k)) for k in range(5)] == [True, False, False, True,
+                                                                                         False]
+
+
+def test_lockstep_batching_and_ask_tell_agree_with_a_refit_schedule():
+    prob = problems.get_problem("forrester")
+    settings = loop.BOSettings(**{**FAST.__dict__, "refit_every": 2})
+    runs = {b: loop.run_compiled(prob, 40.0, [0, 1], settings, max_evals=5, batching=b) for b in ("map", "vmap")}
+    for s in range(2):
+        n = int(runs["map"].n_evals[s])
+        assert n == int(runs["vmap"].n_evals[s])
+        np.testing.assert_array_equal(np.asarray(runs["map"].z[s, :n]), np.asarray(runs["vmap"].z[s, :n]))
+        np.testing.assert_allclose(np.asarray(runs["map"].x[s, :n]), np.asarray(runs["vmap"].x[s, :n]), atol=2e-2)
+    opt = loop.AskTell(loop.problem_task(prob), settings, seed=0)
+    chosen = []
+    while len(chosen) < 3:
+        design = opt.in_initial_design
+        x, z = opt.ask()
+        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
+        if not design:
+            chosen.append(z)
+    assert chosen == [int(v) for v in runs["map"].z[0, :3]]
