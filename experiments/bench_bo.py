@@ -38,21 +38,36 @@ from mumbo_jax import loop, problems  # noqa: E402
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "bench_bo.jsonl"
 
 
-def _record(row):
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("a") as f:
+def _record(row, out=None):
+    out = pathlib.Path(out) if out else OUT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as f:
         f.write(json.dumps(row) + "\n")
     print(json.dumps(row))
 
 
 def regret(args):
     prob = problems.get_problem(args.problem)
-    settings = loop.BOSettings(strategy=args.strategy)
+    settings = loop.BOSettings(strategy=args.strategy, refit_every=args.refit_every)
     clock = loop.StepClock(on_step=lambda s, k, info: print(
         f"  seed {s} step {k}: cost {info['spent']:.0f}/{args.budget:g}, fidelity {info['z']:g}, "
-        f"regret {info['regret']:.2e}", flush=True) if s == 0 else None)
+        f"regret {info['regret']:.2e}", flush=True) if s == 0 and k % args.print_every == 0 else None)
     t0 = time.perf_counter()
-    h = loop.run_compiled(prob, args.budget, list(range(args.seeds)), settings, max_evals=args.max_evals, clock=clock)
+
+    def bucket_done(h):  # after each buffer size: a line, and the curves so far (a run may be cut short)
+        n = np.asarray(h.n_evals)
+        spent = [float(h.cost_spent[s, n[s]]) if np.isfinite(h.cost_spent[s, n[s]]) else float("nan")
+                 for s in range(args.seeds)]
+        print(f"  [{time.perf_counter() - t0:.0f} s] evaluations per seed {n.min()}-{n.max()}, "
+              f"cost spent {np.nanmin(spent):.0f}-{np.nanmax(spent):.0f}", flush=True)
+        if args.partial:
+            pathlib.Path(args.partial).write_text(json.dumps({
+                "wall_s": time.perf_counter() - t0, "n_evals": n.tolist(),
+                "cost_spent": np.asarray(h.cost_spent).tolist(), "regret": np.asarray(h.regret).tolist(),
+                "z": np.asarray(h.z).tolist()}))
+
+    h = loop.run_compiled(prob, args.budget, list(range(args.seeds)), settings, max_evals=args.max_evals,
+                          clock=clock, progress=bucket_done, batching=args.batching, min_buffer=args.min_buffer)
     wall = time.perf_counter() - t0
     n = np.asarray(h.n_evals)
     final = np.asarray([float(h.regret[s, n[s]]) for s in range(args.seeds)])
@@ -60,13 +75,14 @@ def regret(args):
     over = [o["total"] for s in range(args.seeds) for o in clock.overheads(s, int(n[s])) if o["total"]]
     _record({
         "study": "regret", "problem": args.problem, "strategy": args.strategy, "budget": args.budget,
-        "seeds": args.seeds, "max_evals": args.max_evals, "wall_s": round(wall, 1),
+        "seeds": args.seeds, "max_evals": args.max_evals, "refit_every": args.refit_every,
+        "batching": args.batching, "min_buffer": args.min_buffer, "wall_s": round(wall, 1),
         "median_final_regret": float(np.median(final)), "quartiles": np.quantile(final, [0.25, 0.75]).tolist(),
         "final_regrets": final.tolist(), "n_evals": n.tolist(), "cost_spent": spent.tolist(),
         "budget_reached": bool(np.all(spent >= args.budget)),
         "median_step_s_all_seeds": float(np.median(over)) if over else None,
         "device": jax.devices()[0].device_kind,
-    })
+    }, args.jsonl)
 
 
 def overhead(args):
@@ -100,6 +116,12 @@ def main():
     r.add_argument("--budget", type=float, default=200.0)
     r.add_argument("--seeds", type=int, default=10)
     r.add_argument("--max-evals", type=int, default=100)
+    r.add_argument("--refit-every", type=int, default=1, help="BOSettings.refit_every")
+    r.add_argument("--batching", default="map", choices=("map", "vmap"))
+    r.add_argument("--min-buffer", type=int, default=loop.MIN_BUFFER, help="rows of the first buffer")
+    r.add_argument("--print-every", type=int, default=1, help="print seed 0's every k-th step")
+    r.add_argument("--partial", default=None, help="JSON file rewritten after each buffer size")
+    r.add_argument("--jsonl", default=None, help="results file (default experiments/results/bench_bo.jsonl)")
     o = sub.add_parser("overhead")
     o.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
