@@ -26,7 +26,10 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 # The step clock's host callbacks inside the compiled while_loop can hang the CPU
 # client under asynchronous dispatch (jax-ml/jax#25861); run synchronously.
-jax.config.update("jax_cpu_enable_async_dispatch", False)
+try:
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+except AttributeError:  # a jax without the flag
+    pass
 
 try:
     import mumbo_jax  # noqa: F401
