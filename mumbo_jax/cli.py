@@ -13,6 +13,9 @@ the output folder:
 
 Exit codes: 0 done, 2 invalid configuration or arguments (one line on stderr, nothing
 written), 130 interrupted.
+
+``mumbo-jax tune CONFIG.toml [--out RUN_DIR]`` and ``mumbo-jax resume RUN_DIR`` run a
+crash-safe, journaled tuning of your own objective (:mod:`mumbo_jax.tuning`).
 """
 
 from __future__ import annotations
@@ -54,7 +57,53 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [run] out)")
     run.add_argument("--all-seeds", action="store_true",
                      help="print a progress line for every seed (default: seed 0 only, plus each seed's end)")
+    # -- tune / resume (mumbo_jax.tuning)
+    tune = sub.add_parser("tune", help="tune your own objective, crash-safe (journaled; see `resume`)",
+                          description="Tune a Python objective from a TOML config (mumbo_jax/tuning.py has the "
+                                      "schema); every evaluation is journaled in the run folder.")
+    tune.add_argument("config", metavar="CONFIG.toml", help="tuning configuration (e.g. configs/tune_example.toml)")
+    tune.add_argument("--out", default=None, metavar="RUN_DIR", help="run folder (overrides [run] out)")
+    resume = sub.add_parser("resume", help="continue a killed or interrupted tuning run from its journal",
+                            description="Continue a tuning run from RUN_DIR/journal.jsonl (or rewrite the "
+                                        "results of a finished one).")
+    resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder of `mumbo-jax tune`")
+    # -- compare (mumbo_jax.compare)
+    cmp = sub.add_parser("compare", help="compare strategies on a benchmark over seeds (TOML)",
+                         description="Run every strategy of a comparison config over the same seeds and write "
+                                     "results.json, comparison.png and table.md.")
+    cmp.add_argument("config", metavar="CONFIG.toml", help="comparison configuration (see configs/compare_*.toml)")
+    cmp.add_argument("--seeds", type=_positive_int, default=None, metavar="N", help="seeds 0..N-1 (overrides)")
+    cmp.add_argument("--budget", type=float, default=None, help="cost after the initial design (overrides)")
+    cmp.add_argument("--max-evals", type=_positive_int, default=None, metavar="N",
+                     help="cap on BO evaluations per seed (overrides)")
+    cmp.add_argument("--strategies", default=None, metavar="A,B,...",
+                     help="run only these labels of the config, comma-separated")
+    cmp.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [compare] out)")
     return parser
+
+
+def _tune_command(args) -> int:
+    """``tune`` and ``resume``: exit 0 done, 2 bad config / journal / objective, 130
+    interrupted (the journal keeps every finished evaluation)."""
+    from mumbo_jax import tuning
+    from mumbo_jax.journal import JournalError
+
+    run_dir = getattr(args, "run_dir", None)
+    try:
+        if args.command == "tune":
+            cfg = tuning.load_tune_config(args.config)
+            run_dir = args.out or cfg.out
+            tuning.tune(cfg, out=run_dir)
+        else:
+            tuning.resume(run_dir)
+    except (ConfigError, JournalError) as e:
+        print(f"mumbo-jax: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"mumbo-jax: interrupted; every finished evaluation is in the journal: mumbo-jax resume {run_dir}",
+              file=sys.stderr)
+        return 130
+    return 0
 
 
 def _fmt_z(z, discrete: bool) -> str:
@@ -223,6 +272,28 @@ def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
     return results
 
 
+def _compare_command(args) -> int:
+    """``compare``: exit 0 done, 2 bad config or arguments, 130 interrupted."""
+    from mumbo_jax import compare
+    from mumbo_jax.config import load_compare_config
+
+    try:
+        cfg = load_compare_config(args.config).replace(seeds=args.seeds, budget=args.budget,
+                                                       max_evals=args.max_evals, out=args.out)
+        only = None if args.strategies is None else [s.strip() for s in args.strategies.split(",") if s.strip()]
+        if only is not None and (not only or any(s not in cfg.strategies for s in only)):
+            raise ConfigError(f"--strategies {args.strategies!r}: labels must be among {', '.join(cfg.strategies)}")
+    except ConfigError as e:
+        print(f"mumbo-jax: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        compare.run_compare(cfg, only=only)
+    except KeyboardInterrupt:
+        print("mumbo-jax: interrupted (results.json holds the strategies that finished)", file=sys.stderr)
+        return 130
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of ``mumbo-jax`` and ``python -m mumbo_jax``; returns the exit code."""
     import jax
@@ -232,6 +303,10 @@ def main(argv=None) -> int:
     # client under asynchronous dispatch (jax-ml/jax#25861): dispatch synchronously
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     args = _parser().parse_args(argv)
+    if args.command == "compare":
+        return _compare_command(args)
+    if args.command in ("tune", "resume"):
+        return _tune_command(args)
     if args.command == "run":
         try:
             cfg = load_config(args.config).replace(seeds=args.seeds, out=args.out)

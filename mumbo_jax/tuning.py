@@ -31,11 +31,14 @@ costs its fidelity's configured cost.
 Where an evaluation runs: in-process by default (no start-up cost, any callable,
 shared memory and accelerators; but a hang blocks the run and a crash, segfault or
 out-of-memory kill ends it; ``resume`` then recovers). With ``time_limit_s`` (or
-``isolate = true``) each evaluation runs in a worker process (multiprocessing,
-``spawn``): an overrun is killed and recorded as a failure, and so is a worker that
-dies; the cost is a process start (a second or two: imports) at the beginning and after
-each kill, and the objective must be importable (``module:function``, or a module-level
-callable) with picklable inputs and outputs.
+``isolate = true``) each evaluation runs in a worker process
+(:mod:`mumbo_jax._tuning_worker`, a fresh Python that imports only the objective's
+module): an overrun is killed and recorded as a failure, and so is a worker that dies;
+the cost is a process start (the objective module's imports) at the beginning and
+after each kill, module-level state of the objective lives in the worker (and is lost
+at a kill), and the objective must be importable by name (``module:function``,
+``path/file.py:function``, or a module-level callable of an importable module) with
+picklable fidelity values and results. POSIX only (``select`` on a pipe).
 
 Wall-clock accounting: each record carries ``eval_s`` (the objective), ``ask_s`` (the
 optimiser: fit, g* sampling, maximisation, split in ``timings``) and ``other_s`` (the
@@ -90,22 +93,21 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import importlib
-import importlib.util
 import json
 import math
-import multiprocessing
 import os
+import select
+import subprocess
 import sys
 import time
 import tomllib
-import traceback
 import types
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from mumbo_jax import _tuning_worker as _tw
 from mumbo_jax.config import (CONTINUOUS_MODELS, DISCRETE_MODELS, ConfigError, _toml_type, _type_ok,
                               check_acquisition)
 from mumbo_jax.journal import JOURNAL_NAME, Journal, JournalError, read_journal
@@ -118,7 +120,6 @@ __all__ = ["Parameter", "TuneConfig", "load_tune_config", "parse_tune_config", "
 RESULTS_NAME = "results.json"
 PLOT_NAME = "tuning.png"
 FORMAT = 1  # journal format version
-_TRACEBACK_CHARS = 4000
 
 _NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
           dict: "a table"}
@@ -521,47 +522,15 @@ def resolve_objective(ref: str, base_dir: str | None = None) -> Callable:
     """The callable named by ``"package.module:function"`` or ``"path/file.py:function"``
     (a relative path is relative to ``base_dir``); ``function`` may be dotted
     (``module:Class.method``). Raises :class:`ConfigError` naming what failed."""
-    mod_name, _, attr = ref.rpartition(":")
-    if not mod_name or not attr:
-        raise ConfigError(f"[objective] function must be 'module:function' or 'path/file.py:function', got {ref!r}")
     try:
-        if mod_name.endswith(".py"):
-            path = Path(mod_name)
-            if not path.is_absolute():
-                path = Path(base_dir or ".") / path
-            if not path.is_file():
-                raise ConfigError(f"[objective] function {ref!r}: no file {path}")
-            name = f"_mumbo_objective_{abs(hash(str(path.resolve())))}"
-            module = sys.modules.get(name)
-            if module is None:
-                spec = importlib.util.spec_from_file_location(name, path)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module  # so that its functions pickle (worker processes)
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    del sys.modules[name]
-                    raise
-        else:
-            module = importlib.import_module(mod_name)
-    except ConfigError:
-        raise
-    except Exception as e:
-        raise ConfigError(f"[objective] function {ref!r}: cannot import {mod_name!r} "
-                          f"({type(e).__name__}: {e})") from None
-    obj = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ConfigError(f"[objective] function {ref!r}: {mod_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise ConfigError(f"[objective] function {ref!r} is not callable")
-    return obj
+        return _tw.resolve(ref, base_dir)
+    except _tw.ObjectiveError as e:
+        raise ConfigError(f"[objective] {e}") from None
 
 
 def _objective_ref(fn: Callable) -> str | None:
     """``module:qualname`` of a callable if importing it gives the same object (so a
-    resumed run can find it), else ``None``."""
+    resumed run or a worker process can find it), else ``None``."""
     mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     if not mod or not qual or "<" in qual or mod == "__main__":
         return None
@@ -571,128 +540,76 @@ def _objective_ref(fn: Callable) -> str | None:
         return None
 
 
-class _BadReturn(ValueError):
-    pass
+_evaluate_here = _tw.evaluate
 
 
-def _parse_return(ret) -> tuple[float, float | None]:
-    """``score`` | ``(score, cost)`` | ``{"score", "cost"}`` -> floats, checked."""
-    cost = None
-    if isinstance(ret, Mapping):
-        if "score" not in ret:
-            raise _BadReturn(f"the objective returned a dict without 'score': keys {sorted(ret)}")
-        extra = set(ret) - {"score", "cost"}
-        if extra:
-            raise _BadReturn(f"the objective returned unknown keys {sorted(extra)}; allowed: score, cost")
-        score, cost = ret["score"], ret.get("cost")
-    elif isinstance(ret, (tuple, list)):
-        if len(ret) != 2:
-            raise _BadReturn(f"the objective returned a sequence of length {len(ret)}; expected (score, cost)")
-        score, cost = ret
-    else:
-        score = ret
-    try:
-        score = float(np.asarray(score, dtype=float).reshape(()))
-    except (TypeError, ValueError):
-        raise _BadReturn(f"the objective's score must be a number, got {type(score).__name__} {score!r:.80}") from None
-    if not math.isfinite(score):
-        raise _BadReturn(f"the objective returned a non-finite score ({score})")
-    if cost is not None:
-        try:
-            cost = float(np.asarray(cost, dtype=float).reshape(()))
-        except (TypeError, ValueError):
-            raise _BadReturn(f"the objective's cost must be a number, got {type(cost).__name__}") from None
-        if not (math.isfinite(cost) and cost > 0):
-            raise _BadReturn(f"the objective returned cost {cost}; it must be finite and > 0")
-    return score, cost
-
-
-def _evaluate_here(fn: Callable, x: dict, fidelity) -> dict:
-    """Run the objective in this process: an outcome dict (never raises an ``Exception``;
-    ``KeyboardInterrupt`` and ``SystemExit`` pass)."""
-    t0 = time.perf_counter()
-    try:
-        score, cost = _parse_return(fn(dict(x), fidelity))
-        return {"status": "ok", "score": score, "cost": cost, "eval_s": time.perf_counter() - t0}
-    except _BadReturn as e:
-        return {"status": "failed", "error": f"ValueError: {e}", "traceback": None,
-                "eval_s": time.perf_counter() - t0}
-    except Exception as e:
-        return {"status": "failed", "error": f"{type(e).__name__}: {e}",
-                "traceback": traceback.format_exc()[-_TRACEBACK_CHARS:], "eval_s": time.perf_counter() - t0}
-
-
-def _worker_main(conn, objective, base_dir):
-    """Worker process: resolve the objective, then evaluate ``(x, fidelity)`` messages
-    until ``None`` or the pipe closes."""
-    try:
-        fn = objective if callable(objective) else resolve_objective(objective, base_dir)
-    except BaseException as e:
-        conn.send(("error", f"{type(e).__name__}: {e}"))
-        return
-    conn.send(("ready", None))
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        conn.send(("done", _evaluate_here(fn, *msg)))
+def _worker_ref(objective) -> str:
+    """The name a worker process imports the objective by."""
+    ref = objective if isinstance(objective, str) else _objective_ref(objective)
+    if ref is None:
+        raise ConfigError("[objective] with time_limit_s or isolate the objective runs in a worker process, which "
+                          f"imports it by name: {objective!r} is not importable (define it at module level in an "
+                          "importable module or file, and give 'module:function' or 'path/file.py:function')")
+    return ref
 
 
 class _Worker:
-    """One worker process (``spawn``: no fork of a multi-threaded JAX process), started
-    lazily and replaced after a kill or a crash."""
+    """One worker process running :mod:`mumbo_jax._tuning_worker` (started lazily,
+    replaced after a kill or a crash). ``time_limit`` of ``None`` waits forever."""
 
-    def __init__(self, objective, base_dir, time_limit: float | None):
+    START_TIMEOUT_S = 120.0
+
+    def __init__(self, objective: str, base_dir, time_limit: float | None):
         self.objective, self.base_dir, self.time_limit = objective, base_dir, time_limit
-        self.proc = self.conn = None
+        self.proc = None
+
+    def _wait(self, timeout) -> bool:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return bool(ready)
 
     def _start(self):
-        ctx = multiprocessing.get_context("spawn")
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker_main, args=(child, self.objective, self.base_dir), daemon=True)
+        self.proc = subprocess.Popen([sys.executable, _tw.__file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        _tw.send(self.proc.stdin, {"sys_path": list(sys.path), "objective": self.objective, "base_dir": self.base_dir})
+        if not self._wait(self.START_TIMEOUT_S):
+            self._kill()
+            raise RuntimeError(f"the worker process did not load the objective within {self.START_TIMEOUT_S:g} s")
         try:
-            proc.start()
-        except Exception as e:  # e.g. an unpicklable callable
-            raise ValueError(f"cannot start the worker process for the objective ({type(e).__name__}: {e}); "
-                             "with time_limit_s or isolate the objective must be a module-level function") from None
-        child.close()
-        try:
-            kind, msg = parent.recv()
+            kind, msg = _tw.receive(self.proc.stdout)
         except EOFError:
-            proc.join(5)
-            raise RuntimeError(f"the worker process died while loading the objective (exit code {proc.exitcode})") \
-                from None
+            code = self.proc.wait(5)
+            self._kill()
+            raise RuntimeError(f"the worker process died while loading the objective (exit code {code})") from None
         if kind == "error":
-            proc.join(5)
+            self._kill()
             raise ConfigError(f"[objective] the worker process could not load the objective: {msg}")
-        self.proc, self.conn = proc, parent
 
     def _kill(self):
         if self.proc is not None:
-            self.proc.kill()
-            self.proc.join(5)
-            self.conn.close()
-        self.proc = self.conn = None
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc.stdin.close()
+            self.proc.stdout.close()
+        self.proc = None
 
     def evaluate(self, x: dict, fidelity) -> dict:
-        if self.proc is None or not self.proc.is_alive():
+        if self.proc is None or self.proc.poll() is not None:
             self._kill()
             self._start()
         t0 = time.perf_counter()
-        self.conn.send((x, fidelity))
-        if not self.conn.poll(self.time_limit):
+        try:
+            _tw.send(self.proc.stdin, (x, fidelity))
+        except (BrokenPipeError, OSError):
+            pass  # it died; the read below reports it
+        if not self._wait(self.time_limit):
             self._kill()
             return {"status": "failed", "timed_out": True, "traceback": None, "eval_s": time.perf_counter() - t0,
                     "error": f"TimeoutError: the evaluation exceeded the time limit of {self.time_limit:g} s "
                              "(its worker process was killed)"}
         try:
-            _, outcome = self.conn.recv()
-        except (EOFError, OSError):
-            self.proc.join(5)
-            code = self.proc.exitcode
+            _, outcome = _tw.receive(self.proc.stdout)
+        except EOFError:
+            code = self.proc.wait(5)
             self._kill()
             return {"status": "failed", "traceback": None, "eval_s": time.perf_counter() - t0,
                     "error": f"WorkerDied: the worker process died during the evaluation (exit code {code})"}
@@ -700,11 +617,11 @@ class _Worker:
         return outcome
 
     def close(self):
-        if self.conn is not None:
+        if self.proc is not None and self.proc.poll() is None:
             try:
-                self.conn.send(None)
-                self.proc.join(2)
-            except (OSError, ValueError):
+                _tw.send(self.proc.stdin, None)
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
                 pass
         self._kill()
 
@@ -752,21 +669,48 @@ def _stop_reason(cfg: TuneConfig, evals: list[dict], elapsed: float) -> str | No
     return None
 
 
+SAME_POINT_TOL = 1e-3  # proposals this close (fraction of the box, max-norm) to an abandoned point are skipped
+
+
+def _fallback(cfg: TuneConfig, evals: list[dict], z, replaces, point: int, ask_s=0.0, timings=None) -> dict:
+    """A uniform random point at fidelity ``z``: the ``i``-th fallback of the run
+    draws from ``default_rng([seed, i])``, so a resumed run draws the same points."""
+    n_fallbacks = sum(1 for r in evals if r["source"] == "fallback" and r["attempt"] == 0)
+    rng = np.random.default_rng([cfg.seed, n_fallbacks, 0x6d756d62])
+    b = np.asarray([p.internal_bounds for p in cfg.parameters])
+    u = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b))
+    return {"u": u.tolist(), "z": z, "source": "fallback", "point": point, "attempt": 0, "ask_s": ask_s,
+            "timings": timings, "replaces": replaces}
+
+
+def _known_failure(cfg: TuneConfig, evals: list[dict], u, z) -> bool:
+    """Whether ``(u, z)`` is (within :data:`SAME_POINT_TOL`) a point abandoned earlier."""
+    b = np.asarray([p.internal_bounds for p in cfg.parameters])
+    width = b[:, 1] - b[:, 0]
+    zw = 1.0 if cfg.discrete else cfg.fidelity_bounds[1] - cfg.fidelity_bounds[0]
+    for r in evals:
+        if r["status"] == "failed" and r["attempt"] >= cfg.retries:
+            if (abs(float(r["z"]) - float(z)) / zw <= (0 if cfg.discrete else SAME_POINT_TOL)
+                    and np.max(np.abs(np.asarray(r["u"]) - np.asarray(u)) / width) <= SAME_POINT_TOL):
+                return True
+    return False
+
+
 def _next_point(cfg: TuneConfig, task, opt, evals: list[dict]) -> dict:
     """What to evaluate next: a retry of a failed point, a random replacement for an
-    abandoned one, or the optimiser's ask (initial design, then the strategy)."""
+    abandoned one, or the optimiser's ask (initial design, then the strategy).
+
+    Failed evaluations never reach the model, so the optimiser's data (and its step
+    key) are unchanged after a failure and it would propose the same point again:
+    an abandoned point is replaced by a random point at the same fidelity, and a later
+    proposal at an abandoned point is skipped the same way (without evaluating it)."""
     last = evals[-1] if evals else None
+    point = 0 if last is None else last["point"] + 1
     if last is not None and last["status"] == "failed":
         if last["attempt"] < cfg.retries:
             return {"u": last["u"], "z": last["z"], "source": last["source"], "point": last["point"],
                     "attempt": last["attempt"] + 1, "ask_s": 0.0, "timings": None, "replaces": last.get("replaces")}
-        # abandoned: AskTell would propose the same point again (same data, same key)
-        n_abandoned = sum(1 for r in evals if r["status"] == "failed" and r["attempt"] >= cfg.retries)
-        rng = np.random.default_rng([cfg.seed, n_abandoned, 0x6d756d62])
-        b = np.asarray([p.internal_bounds for p in cfg.parameters])
-        u = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b))
-        return {"u": u.tolist(), "z": last["z"], "source": "fallback", "point": last["point"] + 1, "attempt": 0,
-                "ask_s": 0.0, "timings": None, "replaces": last["u"]}
+        return _fallback(cfg, evals, last["z"], last["u"], point)
     in_design, n_timings = opt.in_initial_design, len(opt.timings)
     t0 = time.perf_counter()
     u, z = opt.ask()
@@ -779,8 +723,10 @@ def _next_point(cfg: TuneConfig, task, opt, evals: list[dict]) -> dict:
         replaced = {tuple(r["replaces"]): r["u"] for r in evals if r.get("replaces") is not None}
         while tuple(u) in replaced:
             replaces, u = replaces or u, replaced[tuple(u)]
+    elif _known_failure(cfg, evals, u, z):
+        return _fallback(cfg, evals, z, u, point, ask_s, timings)
     return {"u": u, "z": z, "source": "design" if in_design else "bo", "replaces": replaces,
-            "point": 0 if last is None else last["point"] + 1, "attempt": 0, "ask_s": ask_s, "timings": timings}
+            "point": point, "attempt": 0, "ask_s": ask_s, "timings": timings}
 
 
 def _best_at_target(cfg: TuneConfig, evals: list[dict]):
@@ -823,7 +769,7 @@ class _Run:
             self.say(f"resuming (session {session}): replayed {len(self.evals)} journaled evaluations "
                      f"({n_ok} ok) at {offset:.1f} s of wall-clock")
         isolate = cfg.isolate or cfg.time_limit_s is not None
-        worker = _Worker(self.objective, cfg.base_dir, cfg.time_limit_s) if isolate else None
+        worker = _Worker(_worker_ref(self.objective), cfg.base_dir, cfg.time_limit_s) if isolate else None
         fn = None if isolate else (self.objective if callable(self.objective)
                                    else resolve_objective(self.objective, cfg.base_dir))
         prev = offset
@@ -1098,6 +1044,8 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None)
     else:
         raise ConfigError(f"objective must be a callable or a 'module:function' string, got {type(objective).__name__}")
     cfg = dataclasses.replace(cfg, objective=ref)
+    if cfg.isolate:
+        _worker_ref(objective)
     run_dir = Path(cfg.out)
     if run_dir.exists() and not run_dir.is_dir():
         raise JournalError(f"output path {run_dir} exists and is not a folder")

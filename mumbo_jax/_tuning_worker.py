@@ -1,0 +1,175 @@
+"""Evaluating a tuning objective: loading it, calling it, checking what it returns, and
+the worker process that does this under a time limit (:mod:`mumbo_jax.tuning`).
+
+The worker is started as a script by path (``python .../_tuning_worker.py``), not with
+:mod:`multiprocessing`: it imports only the objective's module (not mumbo_jax, nor JAX
+unless the objective does) and never re-runs the caller's ``__main__``. It speaks
+length-prefixed pickles over its stdin/stdout; the objective's own prints go to stderr.
+This module uses only the standard library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import os
+import pickle
+import struct
+import sys
+import time
+import traceback
+from pathlib import Path
+
+TRACEBACK_CHARS = 4000
+
+
+class ObjectiveError(Exception):
+    """The objective cannot be loaded (bad reference, import error, not callable)."""
+
+
+def resolve(ref: str, base_dir: str | None = None):
+    """The callable named by ``"package.module:function"`` or ``"path/file.py:function"``
+    (a relative path is relative to ``base_dir``); ``function`` may be dotted."""
+    mod_name, _, attr = ref.rpartition(":")
+    if not mod_name or not attr:
+        raise ObjectiveError(f"function must be 'module:function' or 'path/file.py:function', got {ref!r}")
+    try:
+        if mod_name.endswith(".py"):
+            path = Path(mod_name)
+            if not path.is_absolute():
+                path = Path(base_dir or ".") / path
+            if not path.is_file():
+                raise ObjectiveError(f"function {ref!r}: no file {path}")
+            name = "_mumbo_objective_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+            module = sys.modules.get(name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[name]
+                    raise
+        else:
+            module = importlib.import_module(mod_name)
+    except ObjectiveError:
+        raise
+    except Exception as e:
+        raise ObjectiveError(f"function {ref!r}: cannot import {mod_name!r} ({type(e).__name__}: {e})") from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ObjectiveError(f"function {ref!r}: {mod_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ObjectiveError(f"function {ref!r} is not callable")
+    return obj
+
+
+class BadReturn(ValueError):
+    """The objective returned something that is not a finite score (and positive cost)."""
+
+
+def _number(v, what: str) -> float:
+    try:
+        return float(v)  # Python, numpy and 0-d JAX numbers
+    except (TypeError, ValueError):
+        raise BadReturn(f"the objective's {what} must be a number, got {type(v).__name__} {str(v)[:80]}") from None
+
+
+def parse_return(ret) -> tuple[float, float | None]:
+    """``score`` | ``(score, cost)`` | ``{"score": s, "cost": c}`` -> ``(score, cost or None)``."""
+    cost = None
+    if isinstance(ret, dict):
+        if "score" not in ret:
+            raise BadReturn(f"the objective returned a dict without 'score' (keys {sorted(map(str, ret))})")
+        extra = set(ret) - {"score", "cost"}
+        if extra:
+            raise BadReturn(f"the objective returned unknown keys {sorted(map(str, extra))}; allowed: score, cost")
+        score, cost = ret["score"], ret.get("cost")
+    elif isinstance(ret, (tuple, list)):
+        if len(ret) != 2:
+            raise BadReturn(f"the objective returned a sequence of length {len(ret)}; expected (score, cost)")
+        score, cost = ret
+    else:
+        score = ret
+    score = _number(score, "score")
+    if not math.isfinite(score):
+        raise BadReturn(f"the objective returned a non-finite score ({score})")
+    if cost is not None:
+        cost = _number(cost, "cost")
+        if not (math.isfinite(cost) and cost > 0):
+            raise BadReturn(f"the objective returned cost {cost}; it must be finite and > 0")
+    return score, cost
+
+
+def evaluate(fn, x: dict, fidelity) -> dict:
+    """Call the objective: an outcome dict ``{status: "ok", score, cost, eval_s}`` or
+    ``{status: "failed", error, traceback, eval_s}``. Never raises an ``Exception``
+    (``KeyboardInterrupt`` and ``SystemExit`` pass)."""
+    t0 = time.perf_counter()
+    try:
+        score, cost = parse_return(fn(dict(x), fidelity))
+        return {"status": "ok", "score": score, "cost": cost, "eval_s": time.perf_counter() - t0}
+    except BadReturn as e:
+        return {"status": "failed", "error": f"ValueError: {e}", "traceback": None, "eval_s": time.perf_counter() - t0}
+    except Exception as e:
+        return {"status": "failed", "error": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc()[-TRACEBACK_CHARS:], "eval_s": time.perf_counter() - t0}
+
+
+# ---------------------------------------------------------------------------- the pipe
+
+_HEAD = struct.Struct("<Q")
+
+
+def send(fh, obj):
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    fh.write(_HEAD.pack(len(data)) + data)
+    fh.flush()
+
+
+def _read_exactly(fh, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = fh.read(n - len(buf))
+        if not chunk:
+            raise EOFError("the pipe closed")
+        buf += chunk
+    return buf
+
+
+def receive(fh):
+    (n,) = _HEAD.unpack(_read_exactly(fh, _HEAD.size))
+    return pickle.loads(_read_exactly(fh, n))
+
+
+def main():
+    """Worker loop: ``{"sys_path", "objective", "base_dir"}`` first, then ``(x, fidelity)``
+    requests answered by outcomes, until ``None`` or end of input."""
+    proto_in = sys.stdin.buffer
+    proto_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # the objective's prints must not corrupt the protocol
+    sys.stdout = sys.stderr
+    init = receive(proto_in)
+    sys.path[:] = init["sys_path"]
+    try:
+        fn = resolve(init["objective"], init["base_dir"])
+    except BaseException as e:
+        send(proto_out, ("error", f"{type(e).__name__}: {e}"))
+        return
+    send(proto_out, ("ready", None))
+    while True:
+        try:
+            msg = receive(proto_in)
+        except EOFError:
+            return
+        if msg is None:
+            return
+        send(proto_out, ("done", evaluate(fn, *msg)))
+
+
+if __name__ == "__main__":
+    main()
