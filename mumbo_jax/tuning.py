@@ -840,7 +840,9 @@ class _Run:
         if opt is None:
             opt = _replay(make_tune_task(cfg), cfg.settings(), cfg.seed, self.evals)
         incumbent = None
-        if any(r["status"] == "ok" for r in self.evals):
+        # AskTell.incumbent derives its key from the BO step count, negative (an error)
+        # while the initial design is incomplete: no model incumbent before that
+        if any(r["status"] == "ok" for r in self.evals) and not opt.in_initial_design:
             t0 = time.perf_counter()
             u, mu = opt.incumbent()
             incumbent = {"x": {p.name: p.from_internal(v) for p, v in zip(cfg.parameters, u)},
