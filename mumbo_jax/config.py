@@ -38,7 +38,8 @@ from mumbo_jax import problems
 from mumbo_jax.loop import STRATEGIES, BOSettings
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
-           "DISCRETE_MODELS", "CONTINUOUS_MODELS"]
+           "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
+           "parse_compare_config", "STRATEGY_PRESETS"]
 
 DISCRETE_MODELS = ("icm", "ar1")
 CONTINUOUS_MODELS = ("product", "fabolas")
@@ -263,3 +264,203 @@ def check_acquisition(table: Mapping, strategy: str, fail) -> tuple[dict, BOSett
     if settings.n_starts > settings.n_candidates:
         fail(f"[acquisition] n_starts ({settings.n_starts}) must be <= n_candidates ({settings.n_candidates})")
     return acq, settings
+
+
+# ---------------------------------------------------------------------------- compare
+
+# Named strategies a comparison config may list without a table of its own: the paper's
+# line-up. A [strategies.<label>] table overrides (or defines) a label.
+STRATEGY_PRESETS: dict[str, dict] = {
+    "mumbo-1": {"strategy": "mumbo", "n_gstar": 1},
+    "mumbo-10": {"strategy": "mumbo", "n_gstar": 10},
+    "mumbo-50": {"strategy": "mumbo", "n_gstar": 50},
+    "mumbo-1-exact": {"strategy": "mumbo", "n_gstar": 1, "gstar_method": "exact"},
+    "mumbo-10-exact": {"strategy": "mumbo", "n_gstar": 10, "gstar_method": "exact"},
+    "mumbo-50-exact": {"strategy": "mumbo", "n_gstar": 50, "gstar_method": "exact"},
+    "mes": {"strategy": "mes", "n_gstar": 10},
+    "ei": {"strategy": "ei"},
+    "ucb": {"strategy": "ucb"},
+    "mt-ei": {"strategy": "mt_ei"},
+    "mf-gp-ucb": {"strategy": "mf_gp_ucb"},
+    "boca": {"strategy": "boca"},
+    "mtbo-50": {"strategy": "mtbo", "mtbo_samples": 50},
+    "mtbo-200": {"strategy": "mtbo", "mtbo_samples": 200},
+    "random": {"strategy": "random"},
+}
+
+_COMPARE_KEYS: dict[str, tuple[type, bool, Any]] = {
+    "problem": (str, True, None),
+    "budget": (float, True, None),
+    "strategies": (list, True, None),
+    "seeds": (int, False, 20),
+    "max_evals": (int, False, 200),
+    "model": (str, False, None),
+    "rank": (int, False, 2),
+    "out": (str, False, None),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareConfig:
+    """A validated comparison configuration (``mumbo-jax compare``)::
+
+        [compare]
+        problem = "currin"            # required
+        budget = 200                  # required: cost after the initial design
+        strategies = ["mumbo-10", "ei", "mtbo-50"]   # required: labels, run in order
+        seeds = 20                    # seeds 0 .. seeds-1       (default 20)
+        max_evals = 150               # BO evaluations per seed  (default 200)
+        model, rank, out              # as in [run]; out default runs/<config stem>
+
+        [acquisition]                 # optional: BOSettings fields shared by all
+        n_candidates = 2000
+
+        [strategies.mumbo-fast]       # optional: define or override a label
+        strategy = "mumbo"            # required unless the label is a preset
+        n_gstar = 5
+
+    A label is one of :data:`STRATEGY_PRESETS` or has a ``[strategies.<label>]``
+    table; its settings are the defaults, then ``[acquisition]``, then the preset,
+    then its table.
+
+    Attributes:
+        problem, budget, seeds, max_evals, model, rank, out: as above.
+        strategies: the labels, in order.
+        settings: label -> :class:`BOSettings`.
+        source: the file it was read from.
+    """
+
+    problem: str
+    budget: float
+    strategies: tuple
+    settings: Mapping[str, BOSettings]
+    seeds: int = 20
+    max_evals: int = 200
+    model: str | None = None
+    rank: int = 2
+    out: str = "runs/compare"
+    source: str | None = None
+    data: Mapping = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def seed_list(self) -> list[int]:
+        return list(range(self.seeds))
+
+    def replace(self, **changes) -> "CompareConfig":
+        """A copy with some ``[compare]`` keys changed (command-line overrides), validated."""
+        data = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.data.items()}
+        data["compare"] = dict(data["compare"])
+        data["compare"].update({k: v for k, v in changes.items() if v is not None})
+        return parse_compare_config(data, source=self.source)
+
+
+def load_compare_config(path) -> CompareConfig:
+    """Read and validate a comparison configuration (see :class:`CompareConfig`).
+
+    Raises:
+        ConfigError: as :func:`load_config`.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a config file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    return parse_compare_config(data, source=str(path))
+
+
+def parse_compare_config(data: Mapping, source: str | None = None) -> CompareConfig:
+    """Validate parsed TOML data of a comparison configuration."""
+    from mumbo_jax import strategies as _strategies
+
+    where = f"{source}: " if source else ""
+
+    def fail(msg):
+        raise ConfigError(where + msg)
+
+    allowed = ("compare", "acquisition", "strategies")
+    for name, value in data.items():
+        if name not in allowed:
+            fail(f"unknown section or key {name!r}; allowed sections: " + ", ".join(f"[{s}]" for s in allowed))
+        if not isinstance(value, dict):
+            fail(f"{name!r} must be a section [{name}], got {_toml_type(value)} {value!r}")
+    if "compare" not in data:
+        fail("missing section [compare] (it needs at least problem, budget and strategies)")
+    section = data["compare"]
+    for key, value in section.items():
+        if key not in _COMPARE_KEYS:
+            fail(f"unknown key {key!r} in [compare]; allowed keys: {', '.join(_COMPARE_KEYS)}")
+        kind = _COMPARE_KEYS[key][0]
+        if kind is list:
+            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+                fail(f"[compare] {key} must be a non-empty array of strings, got {_toml_type(value)} {value!r}")
+        elif not _type_ok(value, kind):
+            fail(f"[compare] {key} must be {_TYPE_NAMES[kind]}, got {_toml_type(value)} {value!r}")
+    for key, (_, required, _) in _COMPARE_KEYS.items():
+        if required and key not in section:
+            fail(f"[compare] {key} is required")
+    values = {k: section.get(k, default) for k, (_, _, default) in _COMPARE_KEYS.items()}
+
+    if values["problem"] not in problems.PROBLEMS:
+        fail(f"[compare] problem: unknown problem {values['problem']!r}; allowed: {', '.join(problems.PROBLEMS)}")
+    problem = problems.get_problem(values["problem"])
+    budget = float(values["budget"])
+    if not (math.isfinite(budget) and budget > 0):
+        fail(f"[compare] budget must be a finite number > 0 (cost spent after the initial design), got {budget!r}")
+    values["budget"] = budget
+    for key in ("seeds", "max_evals", "rank"):
+        if values[key] < 1:
+            fail(f"[compare] {key} must be >= 1, got {values[key]!r}")
+    model = values["model"]
+    if model is not None:
+        allowed_models = DISCRETE_MODELS if problem.is_discrete else CONTINUOUS_MODELS
+        if model not in allowed_models:
+            fail(f"[compare] model: unknown model {model!r} for {problem.name!r}; allowed: {', '.join(allowed_models)}")
+    if values["out"] is None:
+        values["out"] = str(Path("runs") / (Path(source).stem if source else "compare"))
+    elif not values["out"].strip():
+        fail("[compare] out must be a non-empty path")
+
+    labels = values["strategies"]
+    if len(set(labels)) != len(labels):
+        fail(f"[compare] strategies: duplicate labels in {labels}")
+    tables = data.get("strategies", {})
+    for label, table in tables.items():
+        if not isinstance(table, dict):
+            fail(f"[strategies] {label!r} must be a table [strategies.{label}], got {_toml_type(table)}")
+        if label not in labels:
+            fail(f"[strategies.{label}] is not listed in [compare] strategies")
+    shared = dict(data.get("acquisition", {}))
+    if "strategy" in shared:
+        fail("strategy belongs in [strategies.<label>] tables or [compare] strategies, not [acquisition]")
+    check_acquisition(shared, "mumbo", fail)  # the shared table on its own
+    settings = {}
+    for label in labels:
+        if label not in STRATEGY_PRESETS and label not in tables:
+            fail(f"[compare] strategies: {label!r} is neither a preset ({', '.join(STRATEGY_PRESETS)}) nor "
+                 f"defined by a [strategies.{label}] table")
+        merged = {**shared, **STRATEGY_PRESETS.get(label, {}), **tables.get(label, {})}
+        strategy = merged.pop("strategy", None)
+        if strategy is None:
+            fail(f"[strategies.{label}] needs a strategy (one of {', '.join(STRATEGIES)})")
+        if not isinstance(strategy, str) or strategy not in STRATEGIES:
+            fail(f"[strategies.{label}] strategy: unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}")
+        if strategy in _strategies.DISCRETE_ONLY and not problem.is_discrete:
+            fail(f"[compare] strategies: {label!r} ({strategy}) needs discrete fidelities; {problem.name!r} has a "
+                 "continuous one")
+        if strategy in _strategies.CONTINUOUS_ONLY and problem.is_discrete:
+            fail(f"[compare] strategies: {label!r} ({strategy}) needs a continuous fidelity; {problem.name!r} has "
+                 "discrete ones")
+
+        def fail_label(msg, label=label):
+            fail(msg.replace("[acquisition]", f"[strategies.{label}]"))
+
+        _, settings[label] = check_acquisition(merged, strategy, fail_label)
+    return CompareConfig(problem=values["problem"], budget=budget, strategies=tuple(labels),
+                         settings=types.MappingProxyType(settings), seeds=values["seeds"],
+                         max_evals=values["max_evals"], model=model, rank=values["rank"], out=values["out"],
+                         source=source, data=data)

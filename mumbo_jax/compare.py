@@ -1,0 +1,245 @@
+"""Compare strategies on a benchmark: ``mumbo-jax compare CONFIG.toml``.
+
+Runs every strategy of a :class:`mumbo_jax.config.CompareConfig` over the same seeds
+(the same initial designs: a seed fixes its design whatever the strategy) with the
+compiled loop, and writes into the output folder:
+
+* ``results.json``: per strategy its settings, per seed the curves (``cost_spent``,
+  ``regret``), the fidelities queried, the per-step overheads, and the summary row;
+  rewritten after each strategy, so an interrupted sweep keeps what it finished.
+* ``comparison.png``: the paper's figure: simple regret against cost spent (mean +-
+  standard error over seeds, log scale) and the overhead per BO step (median over
+  seeds, log scale).
+* ``table.md``: final regret (median; mean +- s.e.), cost to reach regret 1e-2 and
+  1e-3 (median over seeds; a seed that never reaches it counts as infinite), median
+  overhead per step, and the mean number of target-fidelity queries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mumbo_jax.config import CompareConfig
+
+__all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "plot_comparison",
+           "run_compare"]
+
+THRESHOLDS = (1e-2, 1e-3)
+
+
+def cost_to_reach(cost_spent, regret, threshold: float) -> float:
+    """The cost spent when the regret first falls to ``threshold`` or below (``inf`` if
+    it never does). ``cost_spent[k]``, ``regret[k]``: state after k evaluations."""
+    c, r = np.asarray(cost_spent, float), np.asarray(regret, float)
+    keep = np.isfinite(c) & np.isfinite(r)
+    c, r = c[keep], r[keep]
+    hit = np.nonzero(r <= threshold)[0]
+    return float(c[hit[0]]) if hit.size else math.inf
+
+
+def _finite_or_none(v):
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def summarise_strategy(seeds: list[dict], thresholds=THRESHOLDS) -> dict:
+    """The summary row of one strategy from its per-seed records (``cost_spent``,
+    ``regret``, ``overheads`` lists, ``n_target``)."""
+    finals = np.array([s["regret"][-1] for s in seeds], float)
+    n = finals.size
+    reach = {}
+    for thr in thresholds:
+        costs = np.array([cost_to_reach(s["cost_spent"], s["regret"], thr) for s in seeds])
+        reached = int(np.sum(np.isfinite(costs)))
+        med = float(np.median(costs)) if n else math.inf
+        reach[f"{thr:g}"] = {"median_cost": _finite_or_none(med), "reached": reached}
+    totals = [o for s in seeds for o in s["overheads"] if o is not None]
+    return {
+        "n_seeds": n,
+        "final_regret_median": float(np.median(finals)),
+        "final_regret_mean": float(np.mean(finals)),
+        "final_regret_se": float(np.std(finals, ddof=1) / np.sqrt(n)) if n > 1 else 0.0,
+        "cost_to_reach": reach,
+        "median_overhead_s": float(np.median(totals)) if totals else None,
+        "mean_evaluations": float(np.mean([len(s["regret"]) - 1 for s in seeds])),
+        "mean_target_queries": float(np.mean([s["n_target"] for s in seeds])),
+    }
+
+
+def markdown_table(summaries: dict, thresholds=THRESHOLDS) -> str:
+    """A markdown table, one row per strategy (``summaries``: label -> summary row)."""
+    head = ["strategy", "final regret: median", "mean \u00b1 s.e."]
+    head += [f"cost to {thr:g} (seeds reaching)" for thr in thresholds]
+    head += ["overhead / step (s)", "evaluations (target)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, s in summaries.items():
+        row = [label, f"{s['final_regret_median']:.2e}", f"{s['final_regret_mean']:.2e} \u00b1 {s['final_regret_se']:.1e}"]
+        for thr in thresholds:
+            r = s["cost_to_reach"][f"{thr:g}"]
+            med = "not reached" if r["median_cost"] is None else f"{r['median_cost']:.4g}"
+            row.append(f"{med} ({r['reached']}/{s['n_seeds']})")
+        oh = s["median_overhead_s"]
+        row.append("n/a" if oh is None else f"{oh:.3f}")
+        row.append(f"{s['mean_evaluations']:.1f} ({s['mean_target_queries']:.1f})")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_comparison(records: dict, path, title: str = "", budget: float | None = None):
+    """Two panels: regret vs cost (mean +- s.e. over seeds) and overhead per step
+    (median over seeds). ``records``: label -> list of per-seed dicts."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from mumbo_jax import plots
+
+    fig = Figure(figsize=(11.5, 4.4), dpi=120)
+    FigureCanvasAgg(fig)
+    ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+    styles = ["-", "--", "-.", ":"]
+    for i, (label, seeds) in enumerate(records.items()):
+        color, ls = f"C{i % 10}", styles[(i // 10) % 4]
+        curves = [(s["cost_spent"], s["regret"]) for s in seeds]
+        grid, mean, se = plots.regret_statistics(curves, max_cost=budget)
+        floor = plots.REGRET_FLOOR
+        ax.plot(grid, np.maximum(mean, floor), color=color, ls=ls, lw=1.8, label=f"{label} ({len(seeds)})")
+        if len(seeds) > 1:
+            ax.fill_between(grid, np.maximum(mean - se, floor), np.maximum(mean + se, floor), color=color, alpha=0.15,
+                            lw=0)
+        n_steps = max(len(s["overheads"]) for s in seeds)
+        table = np.full((len(seeds), n_steps), np.nan)
+        for j, s in enumerate(seeds):
+            table[j, :len(s["overheads"])] = [np.nan if o is None else o for o in s["overheads"]]
+        with np.errstate(all="ignore"):
+            med = np.nanmedian(table, axis=0) if n_steps else np.zeros(0)
+        ax2.plot(np.arange(1, n_steps + 1), med, color=color, ls=ls, lw=1.5, label=label)
+    if budget is not None:
+        ax.axvline(budget, color="k", ls=":", lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("cost spent after the initial design")
+    ax.set_ylabel("simple regret of the incumbent")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="x-small", ncol=2, loc="best")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("BO step")
+    ax2.set_ylabel("overhead per step (s, median over seeds)")
+    ax2.set_title("decision overhead")
+    ax2.grid(True, alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    return path
+
+
+def _strict(obj):
+    """Plain data with non-finite floats as None (strict JSON)."""
+    if isinstance(obj, dict):
+        return {k: _strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _machine() -> dict:
+    import os
+    import platform
+
+    import jax
+
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(), "jax": jax.__version__, "backend": jax.default_backend(),
+            "note": "shared machine: timings include contention from other processes"}
+
+
+def _seed_records(problem, settings, history, clock, seeds, target_z) -> list[dict]:
+    h = {k: np.asarray(v) for k, v in history._asdict().items()}
+    out = []
+    for i, seed in enumerate(seeds):
+        n = int(h["n_evals"][i])
+        z = h["z"][i, :n]
+        over = clock.overheads(seed, n)
+        out.append({
+            "seed": seed,
+            "cost_spent": h["cost_spent"][i, :n + 1].tolist(),
+            "regret": h["regret"][i, :n + 1].tolist(),
+            "z": (np.round(z).astype(int).tolist() if problem.is_discrete else z.tolist()),
+            "n_target": int(np.sum(np.abs(z - target_z) < 1e-9)),
+            "initial_cost": float(h["initial_cost"][i]),
+            "overheads": [o["total"] for o in over],
+            "overhead_parts": {p: [o[p] for o in over] for p in ("fit", "gstar", "maximise")},
+        })
+    return out
+
+
+def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None) -> dict:
+    """Run every strategy of ``cfg`` (or the labels in ``only``), write results.json,
+    comparison.png and table.md into ``cfg.out``; returns the results dict."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+    from mumbo_jax import loop, problems
+
+    stream = sys.stdout if stream is None else stream
+    say = lambda *a: print(*a, file=stream, flush=True)
+    labels = list(cfg.strategies) if only is None else list(only)
+    unknown = [lab for lab in labels if lab not in cfg.settings]
+    if unknown:
+        raise ValueError(f"strategies {unknown} are not in the config; it has {list(cfg.strategies)}")
+    problem = problems.get_problem(cfg.problem)
+    task = loop.problem_task(problem, cfg.model, cfg.rank)
+    target_z = float(task.target_z[0])
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    say(f"mumbo-jax compare: {problem.name}, budget {cfg.budget:g} after the initial design, seeds 0..{cfg.seeds - 1}, "
+        f"at most {cfg.max_evals} BO evaluations per seed; strategies: {', '.join(labels)}")
+    say(f"  output {out}/ (results.json is rewritten after each strategy)")
+    results = {"config_file": cfg.source, "problem": problem.name, "budget": cfg.budget, "seeds": cfg.seed_list,
+               "max_evals": cfg.max_evals, "machine": _machine(), "strategies": {}}
+    records = {}
+    for label in labels:
+        settings = cfg.settings[label]
+        done = {}
+
+        def on_step(seed, k, info, done=done):
+            if not info["running"] and seed not in done:
+                done[seed] = k
+                say(f"  {label}: seed {seed} done, {k} evaluations, cost {float(info['spent']):.5g}, "
+                    f"regret {float(info['regret']):.2e}")
+
+        clock = loop.StepClock(on_step=on_step)
+        say(f"[{label}] strategy {settings.strategy} (compiling first)")
+        t0 = time.perf_counter()
+        def progress(h, t0=time.perf_counter()):
+            n = np.asarray(h.n_evals)
+            say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
+
+        history = loop.run_compiled(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
+                                    clock=clock, progress=progress)
+        history = jax.tree_util.tree_map(np.asarray, history)
+        wall = time.perf_counter() - t0
+        seeds = _seed_records(problem, settings, history, clock, cfg.seed_list, target_z)
+        summary = summarise_strategy(seeds)
+        records[label] = seeds
+        results["strategies"][label] = {"settings": dataclasses.asdict(settings), "wall_time_s": wall,
+                                        "summary": summary, "per_seed": seeds}
+        say(f"[{label}] {wall:.0f} s: median final regret {summary['final_regret_median']:.2e}, median overhead "
+            f"{summary['median_overhead_s'] or float('nan'):.3f} s/step")
+        (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
+    summaries = {lab: r["summary"] for lab, r in results["strategies"].items()}
+    table = markdown_table(summaries)
+    (out / "table.md").write_text(table)
+    png = plot_comparison(records, out / "comparison.png",
+                          title=f"{problem.name} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})", budget=cfg.budget)
+    say(table)
+    say(f"  results: {out / 'results.json'}\n  table:   {out / 'table.md'}\n  figure:  {png}")
+    return results

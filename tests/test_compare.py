@@ -1,0 +1,122 @@
+"""mumbo-jax compare: config schema, summary statistics and a tiny end-to-end sweep."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from mumbo_jax import cli, compare
+from mumbo_jax.config import ConfigError, STRATEGY_PRESETS, load_compare_config, parse_compare_config
+
+BASE = {"compare": {"problem": "forrester", "budget": 30, "strategies": ["mumbo-10", "ei"]}}
+
+
+def _with(**compare_keys):
+    data = {"compare": {**BASE["compare"], **compare_keys}}
+    return data
+
+
+def test_presets_and_tables_build_settings():
+    cfg = parse_compare_config({**_with(strategies=["mumbo-1", "mumbo-10-exact", "mtbo-200", "fast"]),
+                                "acquisition": {"n_candidates": 500},
+                                "strategies": {"fast": {"strategy": "mumbo", "n_gstar": 3},
+                                               "mtbo-200": {"mtbo_representers": 20}}})
+    s = cfg.settings
+    assert (s["mumbo-1"].n_gstar, s["mumbo-1"].strategy) == (1, "mumbo")
+    assert s["mumbo-10-exact"].gstar_method == "exact"
+    assert (s["mtbo-200"].mtbo_samples, s["mtbo-200"].mtbo_representers) == (200, 20)
+    assert s["fast"].n_gstar == 3 and all(v.n_candidates == 500 for v in s.values())
+    assert cfg.seeds == 20 and cfg.out == "runs/compare"
+    assert cfg.replace(seeds=2, budget=5.0).seeds == 2
+    for label, preset in STRATEGY_PRESETS.items():  # every preset is valid settings
+        assert preset["strategy"] in ("mumbo", "mes", "random", "ei", "ucb", "mt_ei", "mf_gp_ucb", "boca", "mtbo")
+
+
+@pytest.mark.parametrize("data, message", [
+    ({}, "missing section \\[compare\\]"),
+    ({"compare": {"problem": "forrester", "budget": 30}}, "strategies is required"),
+    (_with(strategies=[]), "non-empty array"),
+    (_with(strategies=["mumbo-10", "mumbo-10"]), "duplicate"),
+    (_with(strategies=["kg"]), "neither a preset"),
+    (_with(strategies=["boca"]), "needs a continuous fidelity"),
+    ({**_with(problem="currin_continuous", strategies=["mf-gp-ucb"])}, "needs discrete fidelities"),
+    (_with(seeds=0), "seeds must be >= 1"),
+    (_with(budget=-1), "budget must be"),
+    (_with(problem="nope"), "unknown problem"),
+    (_with(colour="red"), "unknown key 'colour'"),
+    ({**BASE, "acquisition": {"strategy": "ei"}}, "strategy belongs"),
+    ({**BASE, "acquisition": {"n_gstar": 2.5}}, "n_gstar must be an integer"),
+    ({**BASE, "strategies": {"mine": {"strategy": "ei"}}}, "not listed"),
+    ({**_with(strategies=["mine"]), "strategies": {"mine": {"n_gstar": 2}}}, "needs a strategy"),
+    ({**_with(strategies=["mine"]), "strategies": {"mine": {"strategy": "ei", "bogus": 1}}},
+     "unknown key 'bogus' in \\[strategies.mine\\]"),
+])
+def test_bad_configs_are_clear_errors(data, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_compare_config(data, source="c.toml")
+
+
+def test_cost_to_reach_and_summary():
+    c, r = [0, 1, 3, 6], [1.0, 0.05, 0.005, 0.0001]
+    assert compare.cost_to_reach(c, r, 1e-2) == 3 and compare.cost_to_reach(c, r, 1e-3) == 6
+    assert compare.cost_to_reach(c, r, 1e-5) == math.inf
+    seeds = [{"cost_spent": c, "regret": r, "overheads": [0.1, 0.3], "n_target": 1},
+             {"cost_spent": [0, 2], "regret": [1.0, 0.02], "overheads": [0.2, None], "n_target": 0},
+             {"cost_spent": [0, 5], "regret": [0.5, 0.001], "overheads": [0.4], "n_target": 1}]
+    s = compare.summarise_strategy(seeds)
+    finals = np.array([1e-4, 0.02, 0.001])
+    assert s["final_regret_median"] == pytest.approx(0.001)
+    assert s["final_regret_mean"] == pytest.approx(finals.mean())
+    assert s["final_regret_se"] == pytest.approx(finals.std(ddof=1) / np.sqrt(3))
+    assert s["cost_to_reach"]["0.01"] == {"median_cost": 5.0, "reached": 2}  # median of (3, inf, 5)
+    assert s["cost_to_reach"]["0.001"] == {"median_cost": 6.0, "reached": 2}  # median of (6, inf, 5)
+    assert s["median_overhead_s"] == pytest.approx(0.25)
+    table = compare.markdown_table({"a": s})
+    assert "| a | 1.00e-03 |" in table and "5 (2/3)" in table
+
+
+def test_compare_cli_end_to_end(tmp_path, capsys):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"""
+[compare]
+problem = "forrester"
+budget = 15
+seeds = 2
+max_evals = 2
+strategies = ["mumbo-1", "ei", "random"]
+out = "{tmp_path / 'out'}"
+[acquisition]
+n_candidates = 100
+n_starts = 2
+n_polish_steps = 3
+gstar_grid = 300
+fit_max_iter = 20
+""")
+    assert cli.main(["compare", str(cfg), "--strategies", "ei,random"]) == 0
+    out = tmp_path / "out"
+    res = json.loads((out / "results.json").read_text())
+    assert list(res["strategies"]) == ["ei", "random"]
+    for label, r in res["strategies"].items():
+        assert len(r["per_seed"]) == 2
+        for s in r["per_seed"]:
+            assert len(s["regret"]) == len(s["cost_spent"]) == len(s["z"]) + 1 <= 3
+            assert all(o is None or o > 0 for o in s["overheads"])
+        if label in ("ei", "random"):  # target only
+            assert all(z == 0 for s in r["per_seed"] for z in s["z"])
+    assert (out / "comparison.png").stat().st_size > 10_000
+    assert "| ei |" in (out / "table.md").read_text()
+    # bad labels and configs exit 2 without running
+    assert cli.main(["compare", str(cfg), "--strategies", "kg"]) == 2
+    assert cli.main(["compare", str(tmp_path / "missing.toml")]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_shipped_configs_are_valid():
+    import glob
+
+    files = sorted(glob.glob("configs/compare_*.toml"))
+    assert len(files) == 6
+    for f in files:
+        cfg = load_compare_config(f)
+        assert cfg.seeds == 20 and "mumbo-10" in cfg.strategies
