@@ -24,9 +24,14 @@ Failures: an objective that raises, returns NaN/inf (or a malformed value), or o
 to the model. ``retries`` re-evaluates the same point that many more times; a point
 that still fails is abandoned and replaced by a uniform random point at the same
 fidelity (deterministic in the seed): ``AskTell`` would otherwise propose the same point
-again, since its data did not change. ``max_consecutive_failures`` stops a run whose
-objective is broken. A failed evaluation counts towards the evaluation budget and
-costs its fidelity's configured cost.
+again, since its data did not change; a later proposal at an abandoned point (within
+:data:`SAME_POINT_TOL` of the box) is replaced the same way, without evaluating it. An
+abandoned design point is replaced by the same point at every fidelity.
+``max_consecutive_failures`` stops a run whose objective is broken. A failed
+evaluation counts towards the evaluation budget and costs its fidelity's configured
+cost. Limitation: the model knows nothing of failures, so a failing region that looks
+unexplored (a corner of the box, say) keeps attracting proposals near, not at, the
+failed points; avoiding it needs a failure model in the decision rule.
 
 Where an evaluation runs: in-process by default (no start-up cost, any callable,
 shared memory and accelerators; but a hang blocks the run and a crash, segfault or
@@ -110,7 +115,7 @@ import numpy as np
 from mumbo_jax import _tuning_worker as _tw
 from mumbo_jax.config import (CONTINUOUS_MODELS, DISCRETE_MODELS, ConfigError, _toml_type, _type_ok,
                               check_acquisition)
-from mumbo_jax.journal import JOURNAL_NAME, Journal, JournalError, read_journal
+from mumbo_jax.journal import JOURNAL_NAME, Journal, JournalError
 from mumbo_jax.strategies import STRATEGIES
 
 __all__ = ["Parameter", "TuneConfig", "load_tune_config", "parse_tune_config", "resolve_objective",

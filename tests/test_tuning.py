@@ -1,7 +1,6 @@
 """The crash-safe tuning runner: config validation, objectives, failures, time limits,
 wall-clock accounting, resume (in-process and after a real SIGKILL), CLI."""
 
-import copy
 import io
 import json
 import math
