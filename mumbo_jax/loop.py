@@ -323,7 +323,9 @@ class AskTell:
         self.design = [(np.asarray(x), float(z)) for x, z in zip(x0, z0)]
         self.n_design = len(self.design)
         self.x, self.z, self.y, self.costs = [], [], [], []
-        self.params = models.default_params(task.spec)
+        # numpy leaves, as after every fit: one jit signature for every ask (a first ask
+        # with jax-array defaults would compile the fit stage a second time)
+        self.params = jax.tree_util.tree_map(np.asarray, models.default_params(task.spec))
         self.timings: list[Timings] = []
         self._post = None
 
