@@ -59,10 +59,11 @@ def regret(args):
 
     def bucket_done(h):  # after each buffer size: a line, and the curves so far (a run may be cut short)
         n = np.asarray(h.n_evals)
-        spent = [float(h.cost_spent[s, n[s]]) if np.isfinite(h.cost_spent[s, n[s]]) else float("nan")
-                 for s in range(args.seeds)]
+        # curve entry k is written when step k starts: the cost after n evaluations is the
+        # last entry plus the last evaluation's cost
+        spent = [float(h.cost_spent[s, n[s] - 1] + h.cost[s, n[s] - 1]) if n[s] else 0.0 for s in range(args.seeds)]
         print(f"  [{time.perf_counter() - t0:.0f} s] evaluations per seed {n.min()}-{n.max()}, "
-              f"cost spent {np.nanmin(spent):.0f}-{np.nanmax(spent):.0f}", flush=True)
+              f"cost spent {min(spent):.0f}-{max(spent):.0f}", flush=True)
         if args.partial:
             pathlib.Path(args.partial).write_text(json.dumps({
                 "wall_s": time.perf_counter() - t0, "n_evals": n.tolist(),

@@ -44,17 +44,23 @@ def test_compiled_history_is_consistent(forrester_run):
     assert not np.allclose(h.x[0, :3], h.x[1, :3])  # seeds differ
 
 
-def test_ask_tell_makes_the_same_decisions_as_the_compiled_loop(forrester_run):
-    prob, h, _ = forrester_run
-    task = loop.problem_task(prob)
-    opt = loop.AskTell(task, FAST, seed=1)
+def _bo_choices(opt, prob, n):
+    """Drive ``opt`` on ``prob`` through its design and ``n`` BO steps: the BO ``(x, z)``."""
     chosen = []
-    while len(chosen) < 4:
+    while len(chosen) < n:
         design = opt.in_initial_design
         x, z = opt.ask()
         opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
         if not design:
             chosen.append((x, z))
+    return chosen
+
+
+def test_ask_tell_makes_the_same_decisions_as_the_compiled_loop(forrester_run):
+    prob, h, _ = forrester_run
+    task = loop.problem_task(prob)
+    opt = loop.AskTell(task, FAST, seed=1)
+    chosen = _bo_choices(opt, prob, 4)
     assert [z for _, z in chosen] == [int(v) for v in h.z[1, :4]]
     # the same XLA operations, fused differently inside the compiled while_loop: equal to
     # rounding, which the L-BFGS fit and the Adam polish can amplify a little
@@ -127,12 +133,5 @@ def test_lockstep_batching_and_ask_tell_agree_with_a_refit_schedule():
         assert n == int(runs["vmap"].n_evals[s])
         np.testing.assert_array_equal(np.asarray(runs["map"].z[s, :n]), np.asarray(runs["vmap"].z[s, :n]))
         np.testing.assert_allclose(np.asarray(runs["map"].x[s, :n]), np.asarray(runs["vmap"].x[s, :n]), atol=2e-2)
-    opt = loop.AskTell(loop.problem_task(prob), settings, seed=0)
-    chosen = []
-    while len(chosen) < 3:
-        design = opt.in_initial_design
-        x, z = opt.ask()
-        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
-        if not design:
-            chosen.append(z)
-    assert chosen == [int(v) for v in runs["map"].z[0, :3]]
+    chosen = _bo_choices(loop.AskTell(loop.problem_task(prob), settings, seed=0), prob, 3)
+    assert [z for _, z in chosen] == [int(v) for v in runs["map"].z[0, :3]]
