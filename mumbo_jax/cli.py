@@ -79,6 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--strategies", default=None, metavar="A,B,...",
                      help="run only these labels of the config, comma-separated")
     cmp.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [compare] out)")
+    cmp.add_argument("--resume", action="store_true",
+                     help="keep the strategies already in OUT/results.json (same problem, budget, seeds, cap)")
+    cmp.add_argument("--render-only", action="store_true",
+                     help="only redraw table.md and comparison.png from OUT/results.json")
     return parser
 
 
@@ -292,7 +296,13 @@ def _compare_command(args) -> int:
         print(f"mumbo-jax: error: {e}", file=sys.stderr)
         return 2
     try:
-        compare.run_compare(cfg, only=only)
+        if args.render_only:
+            compare.render(cfg.out)
+        else:
+            compare.run_compare(cfg, only=only, resume=args.resume)
+    except ValueError as e:
+        print(f"mumbo-jax: error: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("mumbo-jax: interrupted (results.json holds the strategies that finished)", file=sys.stderr)
         return 130

@@ -29,7 +29,7 @@ import numpy as np
 from mumbo_jax.config import CompareConfig
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "plot_comparison",
-           "run_compare"]
+           "run_compare", "render"]
 
 THRESHOLDS = (1e-2, 1e-3)
 
@@ -180,9 +180,41 @@ def _seed_records(problem, settings, history, clock, seeds, target_z) -> list[di
     return out
 
 
-def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None) -> dict:
+def render(out, stream=None) -> dict:
+    """Rewrite ``table.md`` and ``comparison.png`` in ``out`` from its ``results.json``
+    (e.g. of an interrupted sweep); returns the results dict."""
+    out = Path(out)
+    path = out / "results.json"
+    if not path.is_file():
+        raise ValueError(f"{path} not found: nothing to render")
+    results = json.loads(path.read_text())
+    _write_outputs(results, out, stream)
+    return results
+
+
+def _write_outputs(results, out, stream=None):
+    stream = sys.stdout if stream is None else stream
+    records = {lab: r["per_seed"] for lab, r in results["strategies"].items()}
+    if not records:
+        return
+    summaries = {lab: r["summary"] for lab, r in results["strategies"].items()}
+    table = markdown_table(summaries)
+    (out / "table.md").write_text(table)
+    n = len(results["seeds"])
+    png = plot_comparison(records, out / "comparison.png",
+                          title=f"{results['problem']} ({n} seed{'s' * (n > 1)}, budget {results['budget']:g})",
+                          budget=results["budget"])
+    print(table, file=stream, flush=True)
+    print(f"  results: {out / 'results.json'}\n  table:   {out / 'table.md'}\n  figure:  {png}", file=stream,
+          flush=True)
+
+
+def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, resume: bool = False) -> dict:
     """Run every strategy of ``cfg`` (or the labels in ``only``), write results.json,
-    comparison.png and table.md into ``cfg.out``; returns the results dict."""
+    comparison.png and table.md into ``cfg.out``; returns the results dict.
+
+    With ``resume``, strategies already in ``cfg.out/results.json`` from a run with the
+    same problem, budget, seeds and evaluation cap are kept and not run again."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -205,8 +237,18 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None) 
     say(f"  output {out}/ (results.json is rewritten after each strategy)")
     results = {"config_file": cfg.source, "problem": problem.name, "budget": cfg.budget, "seeds": cfg.seed_list,
                "max_evals": cfg.max_evals, "machine": _machine(), "strategies": {}}
-    records = {}
+    previous = out / "results.json"
+    if resume and previous.is_file():
+        old = json.loads(previous.read_text())
+        same = all(old.get(k) == results[k] for k in ("problem", "budget", "seeds", "max_evals"))
+        if same:
+            results["strategies"] = dict(old["strategies"])
+            say(f"  resuming: keeping {', '.join(results['strategies']) or 'nothing'}")
+        else:
+            say("  resume: results.json is from a different problem, budget, seeds or cap; starting afresh")
     for label in labels:
+        if label in results["strategies"]:
+            continue
         settings = cfg.settings[label]
         done = {}
 
@@ -229,17 +271,10 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None) 
         wall = time.perf_counter() - t0
         seeds = _seed_records(problem, settings, history, clock, cfg.seed_list, target_z)
         summary = summarise_strategy(seeds)
-        records[label] = seeds
         results["strategies"][label] = {"settings": dataclasses.asdict(settings), "wall_time_s": wall,
                                         "summary": summary, "per_seed": seeds}
         say(f"[{label}] {wall:.0f} s: median final regret {summary['final_regret_median']:.2e}, median overhead "
             f"{summary['median_overhead_s'] or float('nan'):.3f} s/step")
         (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
-    summaries = {lab: r["summary"] for lab, r in results["strategies"].items()}
-    table = markdown_table(summaries)
-    (out / "table.md").write_text(table)
-    png = plot_comparison(records, out / "comparison.png",
-                          title=f"{problem.name} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})", budget=cfg.budget)
-    say(table)
-    say(f"  results: {out / 'results.json'}\n  table:   {out / 'table.md'}\n  figure:  {png}")
+    _write_outputs(results, out, stream)
     return results

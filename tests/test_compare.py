@@ -106,6 +106,13 @@ fit_max_iter = 20
             assert all(z == 0 for s in r["per_seed"] for z in s["z"])
     assert (out / "comparison.png").stat().st_size > 10_000
     assert "| ei |" in (out / "table.md").read_text()
+    # --resume keeps finished strategies (nothing is run again); --render-only redraws
+    (out / "table.md").unlink()
+    assert cli.main(["compare", str(cfg), "--strategies", "ei,random", "--resume"]) == 0
+    assert json.loads((out / "results.json").read_text()) == res
+    (out / "comparison.png").unlink()
+    assert cli.main(["compare", str(cfg), "--render-only"]) == 0
+    assert (out / "comparison.png").is_file() and (out / "table.md").is_file()
     # bad labels and configs exit 2 without running
     assert cli.main(["compare", str(cfg), "--strategies", "kg"]) == 2
     assert cli.main(["compare", str(tmp_path / "missing.toml")]) == 2

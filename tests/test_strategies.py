@@ -49,7 +49,9 @@ def test_discrete_strategies_propose_valid_points(discrete, strategy):
         assert z == 0
 
 
-@pytest.mark.parametrize("strategy", ["mumbo", "ei", "mt_ei", "boca", "mtbo"])
+@pytest.mark.parametrize("strategy", [pytest.param("mumbo", marks=pytest.mark.slow),
+                                      pytest.param("ei", marks=pytest.mark.slow),
+                                      pytest.param("mt_ei", marks=pytest.mark.slow), "boca", "mtbo"])
 def test_continuous_strategies_propose_valid_points(continuous, strategy):
     prob, task, post = continuous
     prop = _propose(task, post, strategy, mtbo_samples=20, mtbo_representers=10)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The reduced sweeps behind docs/RESULTS.md: 2-3 seeds and reduced budgets instead of the paper's
+# 20 seeds and full budgets, sized for a shared 2-core CPU (each a few to ~15 minutes). The full
+# sweeps are the same commands without the overrides:   mumbo-jax compare configs/compare_<problem>.toml
+#
+# Usage: experiments/run_sweeps.sh [overhead] [currin] [hartmann3] [currin_continuous] [borehole]
+#                                  [hartmann6] [rosenbrock]        (default: all, in this order)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+run() { echo "== $*"; "$PY" -m mumbo_jax compare "$@"; }
+one() {
+  case "$1" in
+    overhead) "$PY" experiments/overhead_mumbo_vs_mtbo.py --samples 1 10 50 200 ;;
+    currin) run configs/compare_currin.toml --seeds 3 --budget 100 --max-evals 80 --out docs/results/currin \
+        --strategies mumbo-1,mumbo-10,mumbo-50,mumbo-10-exact,ei,mes,mt-ei,mf-gp-ucb,mtbo-50,random ;;
+    hartmann3) run configs/compare_hartmann3.toml --seeds 3 --budget 300 --max-evals 50 --out docs/results/hartmann3 \
+        --strategies mumbo-1,mumbo-10,mumbo-10-exact,ei,mes,mt-ei,mf-gp-ucb,mtbo-50 ;;
+    currin_continuous) run configs/compare_currin_continuous.toml --seeds 3 --budget 20 --max-evals 50 \
+        --out docs/results/currin_continuous --strategies mumbo-10,ei,mt-ei,boca,mtbo-50,random ;;
+    borehole) run configs/compare_borehole.toml --seeds 3 --budget 100 --max-evals 40 --out docs/results/borehole \
+        --strategies mumbo-10,ei,mes,mt-ei,mf-gp-ucb,mtbo-50 ;;
+    hartmann6) run configs/compare_hartmann6.toml --seeds 2 --budget 2000 --max-evals 30 --out docs/results/hartmann6 \
+        --strategies mumbo-10,ei,mt-ei,mf-gp-ucb,mtbo-50 ;;
+    rosenbrock) run configs/compare_rosenbrock.toml --seeds 3 --budget 3000 --max-evals 40 --out docs/results/rosenbrock \
+        --strategies mumbo-10,ei,mes,mt-ei,mtbo-50 ;;
+    *) echo "unknown sweep $1" >&2; exit 2 ;;
+  esac
+}
+if [ $# -eq 0 ]; then set -- overhead currin hartmann3 currin_continuous borehole hartmann6 rosenbrock; fi
+for w in "$@"; do one "$w"; done
