@@ -1,0 +1,138 @@
+"""Real tuning objectives against direct scikit-learn references, and short versions
+of the two studies (a couple of BO steps each on tiny data)."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+from mumbo_jax import hpo, loop
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# the settings of tests/test_costmodel.py: the same compiled programs serve both files
+SMALL = loop.BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
+                        gstar_grid=1000, n_gstar=4)
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_nudge_shifts_by_one_pixel_with_zero_fill():
+    img = np.arange(64.0).reshape(1, 64) + 1
+    out = hpo.nudge(img).reshape(4, 8, 8)
+    ref = img.reshape(8, 8)
+    np.testing.assert_array_equal(out[0][:, 1:], ref[:, :-1])  # right
+    np.testing.assert_array_equal(out[0][:, 0], 0)
+    np.testing.assert_array_equal(out[1][:, :-1], ref[:, 1:])  # left
+    np.testing.assert_array_equal(out[2][1:], ref[:-1])  # down
+    np.testing.assert_array_equal(out[3][:-1], ref[1:])  # up
+
+
+def test_digits_split_sizes_and_augmentation():
+    plain, aug = hpo.digits_split(0, augment=False), hpo.digits_split(0)
+    n = len(plain.y_train) + len(plain.y_valid) + len(plain.y_test)
+    assert n == 1797
+    assert len(aug.y_train) == 5 * len(plain.y_train)
+    np.testing.assert_array_equal(aug.x_train[: len(plain.y_train)], plain.x_train)
+    np.testing.assert_array_equal(aug.x_valid, plain.x_valid)
+    with pytest.raises(ValueError, match="fractions"):
+        hpo.digits_split(0, fractions=(0.5, 0.5, 0.5))
+
+
+def test_subset_svm_matches_a_direct_fit():
+    from sklearn.svm import SVC
+
+    split = hpo.digits_split(1, augment=False)
+    obj = hpo.SubsetSVM(split, seed=3)
+    x, z = np.asarray([3.0, -4.0]), -2.0
+    err, seconds = obj(x, z)
+    n = int(np.ceil(0.25 * len(split.y_train)))
+    idx = np.random.default_rng(3).permutation(len(split.y_train))[:n]
+    ref = SVC(C=8.0, gamma=2.0**-4).fit(split.x_train[idx], split.y_train[idx])
+    assert err == np.mean(ref.predict(split.x_valid) != split.y_valid)
+    assert seconds > 0
+    full = SVC(C=8.0, gamma=2.0**-4).fit(split.x_train, split.y_train)
+    assert obj.test_error(x) == np.mean(full.predict(split.x_test) != split.y_test)
+    # more data helps a good setting
+    assert obj(x, 0.0)[0] <= obj(x, -6.0)[0]
+    with pytest.raises(ValueError, match="fidelity"):
+        obj(x, 0.5)
+    with pytest.raises(ValueError, match="coordinates"):
+        obj([1.0], -1.0)
+
+
+def test_subset_design_is_the_papers():
+    x, z = hpo.subset_design(hpo.SVM_BOUNDS, 10, seed=0)
+    assert x.shape == (40, 2) and z.shape == (40,)
+    np.testing.assert_allclose(np.unique(z), [-6, -5, -4, -3])
+    np.testing.assert_array_equal(x[:10], x[30:])  # the same settings at every fraction
+    assert np.all((x >= -10) & (x <= 10))
+
+
+def test_kfold_objective_matches_sklearn_cross_validation():
+    from sklearn.model_selection import cross_val_score
+    from sklearn.svm import SVC
+
+    obj = hpo.fastcv_svm(n_subset=100, n_folds=5, seed=2)
+    x = np.asarray([2.0, -5.0])
+    cv = [(np.setdiff1d(np.arange(100), f), f) for f in obj.folds]
+    acc = cross_val_score(SVC(C=4.0, gamma=2.0**-5), obj.x, obj.y, cv=cv)
+    np.testing.assert_allclose(obj.fold_losses(x), 1 - acc, atol=1e-12)
+    assert obj.cv_mean(x) == pytest.approx(1 - acc.mean(), abs=1e-12)
+    loss, seconds = obj(x, 3)
+    assert loss == pytest.approx(1 - acc[3], abs=1e-12) and seconds > 0
+    # the folds partition the data
+    np.testing.assert_array_equal(np.sort(np.concatenate(obj.folds)), np.arange(100))
+    with pytest.raises(ValueError, match="fold 5 does not exist"):
+        obj(x, 5)
+    with pytest.raises(ValueError, match="n_folds"):
+        hpo.KFoldObjective(None, None, obj.x, obj.y, obj.x_test, obj.y_test, 1, hpo.SVM_BOUNDS)
+
+
+def test_gbm_objective_gives_finite_log_losses():
+    obj = hpo.fastcv_gbm(n_subset=60, n_folds=3)
+    losses = obj.fold_losses([-1.0, 2.0, 0.8])
+    assert losses.shape == (3,) and np.all(np.isfinite(losses)) and np.all(losses > 0)
+
+
+# --------------------------------------------------------------------------- the studies, short
+
+
+def test_fabolas_study_short():
+    fab = _script("fabolas_svm")
+    obj = hpo.SubsetSVM(hpo.digits_split(0, augment=False))
+    task = fab.make_task(obj)
+    mumbo = fab.run_bo("mumbo", obj, task, 1e9, 0, settings=SMALL, n_design_settings=2, log=lambda s: None,
+                       max_evals=10)
+    ev = mumbo["evals"]
+    assert len(ev) == 10
+    np.testing.assert_allclose([e["z"] for e in ev[:8]], np.repeat([-6, -5, -4, -3], 2))
+    assert all(e["seconds"] > 0 for e in ev) and len(mumbo["trace"]) == 2
+    assert mumbo["optimiser"].cost_fit is not None  # MUMBO divided by the learned cost
+    ei = fab.run_bo("ei", obj, task, 1e9, 0, settings=SMALL, log=lambda s: None, max_evals=5)
+    assert [e["z"] for e in ei["evals"]] == [0.0] * 5  # full data only
+    rs = fab.run_random(obj, 1e9, 0, log=lambda s: None, max_evals=3)
+    grid, table = fab.summarise([mumbo, ei, rs], obj, budget=max(r["evals"][-1]["elapsed"] for r in (mumbo, ei, rs)))
+    for row in table.values():
+        final = np.asarray(row["final_test_error_per_seed"])
+        assert np.all((final >= 0) & (final <= 1))
+
+
+def test_fastcv_study_short():
+    cv = _script("fastcv")
+    obj = hpo.fastcv_svm(n_subset=60, n_folds=3, seed=0)
+    runs = {m: cv.run(m, obj, 3, 0, settings=SMALL, log=lambda s: None) for m in cv.METHODS}
+    for m, r in runs.items():
+        assert r["design_fits"] == 2 * 2 * 3  # 2 d settings on every fold
+        fits = [e["fits"] for e in r["evals"]]
+        step = 3 if m == "cv_ei" else 1  # a full K-fold CV evaluation counts K fits
+        assert np.all(np.diff(fits)[-1] == step) and fits[-1] >= 12 + 3
+        assert all(0 <= e["fold"] < 3 for e in r["evals"])
+    grid, table = cv.summarise(list(runs.values()), obj, 15)
+    for row in table.values():
+        assert np.all(np.isfinite(row["cv_mean"][12:]))
