@@ -372,9 +372,12 @@ class AskTell:
         self.costs.append(c)
 
     def incumbent(self):
-        """``(x, posterior mean of g)`` of the best evaluated x (refits on all data)."""
+        """``(x, posterior mean of g)`` of the best evaluated x (refits on all data; also
+        while the initial design is incomplete, once anything has been told)."""
+        if not self.x:
+            raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
         buffers = pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), buffer_size(len(self.x)))
-        k_fit, _, _ = step_keys(self.loop_key, len(self.x) - self.n_design)
+        k_fit, _, _ = step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
         post = fit_stage(self.settings, self.task, buffers, self.params, k_fit)
         x, mu = incumbent(self.task, post, buffers)
         return np.asarray(x), float(mu)

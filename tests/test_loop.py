@@ -135,3 +135,17 @@ def test_lockstep_batching_and_ask_tell_agree_with_a_refit_schedule():
         np.testing.assert_allclose(np.asarray(runs["map"].x[s, :n]), np.asarray(runs["vmap"].x[s, :n]), atol=2e-2)
     chosen = _bo_choices(loop.AskTell(loop.problem_task(prob), settings, seed=0), prob, 3)
     assert [z for _, z in chosen] == [int(v) for v in runs["map"].z[0, :3]]
+
+
+def test_ask_tell_incumbent_during_the_initial_design():
+    prob = problems.get_problem("forrester")
+    opt = loop.AskTell(loop.problem_task(prob), FAST, seed=4)
+    with pytest.raises(ValueError, match="no evaluations yet"):
+        opt.incumbent()
+    ys = []
+    for _ in range(3):  # part of the design only
+        x, z = opt.ask()
+        ys.append(float(problems.objective(prob, jnp.asarray(x), z)))
+        opt.tell(x, z, ys[-1])
+    x_inc, mu = opt.incumbent()
+    assert any(np.allclose(x_inc, x) for x in opt.x) and np.isfinite(mu)
