@@ -139,3 +139,20 @@ def test_step_interpolation_and_zero_regret(tmp_path):
     assert path.read_bytes()[:8] == PNG_MAGIC
     path = plots.plot_regret({"a": [(cost, regret)], "b": [(cost, regret + 1)]}, tmp_path / "two.png")
     assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
+    import jax
+
+    from mumbo_jax.cli import _enable_compilation_cache
+
+    before = jax.config.jax_compilation_cache_dir
+    try:
+        monkeypatch.setenv("MUMBO_JAX_CACHE", "off")
+        _enable_compilation_cache(jax)
+        assert jax.config.jax_compilation_cache_dir == before
+        monkeypatch.setenv("MUMBO_JAX_CACHE", str(tmp_path / "xla"))
+        _enable_compilation_cache(jax)
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
