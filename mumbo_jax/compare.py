@@ -106,7 +106,10 @@ def plot_comparison(records: dict, path, title: str = "", budget: float | None =
     for i, (label, seeds) in enumerate(records.items()):
         color, ls = f"C{i % 10}", styles[(i // 10) % 4]
         curves = [(s["cost_spent"], s["regret"]) for s in seeds]
-        grid, mean, se = plots.regret_statistics(curves, max_cost=budget)
+        # the curve ends where this strategy's longest run ended (a run stopped by the
+        # evaluation cap before its budget is not drawn on to the budget)
+        reached = max(float(np.nanmax(np.asarray(c, float))) for c, _ in curves)
+        grid, mean, se = plots.regret_statistics(curves, max_cost=reached if budget is None else min(budget, reached))
         floor = plots.REGRET_FLOOR
         ax.plot(grid, np.maximum(mean, floor), color=color, ls=ls, lw=1.8, label=f"{label} ({len(seeds)})")
         if len(seeds) > 1:
