@@ -58,7 +58,8 @@ __all__ = [
     "expected_improvement", "ucb", "ucb_beta", "mf_gp_ucb_bound", "mf_gp_ucb_fidelity", "boca_fidelity",
     "boca_exponent", "pmin_from_samples", "pmin_entropy", "pmin_after_fantasy", "mtbo_gain",
     "gauss_hermite", "incumbent_value", "fidelity_incumbent", "ei_alpha", "ucb_alpha", "fidelity_ei",
-    "mf_gp_ucb_thresholds", "MTBOState", "mtbo_state", "mtbo_alpha", "prior_information_gap",
+    "mf_gp_ucb_thresholds", "mf_gp_ucb_alpha", "mf_gp_ucb_gamma_exponents", "boca_coefficient", "data_range",
+    "n_observations", "MTBOState", "mtbo_state", "mtbo_alpha", "prior_information_gap",
 ]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax import baselines, fitting, loop, posterior, problems, strategies
+from mumbo_jax import baselines, fitting, loop, problems, strategies
 
 SMALL = dict(n_candidates=200, n_starts=2, n_polish_steps=3, gstar_grid=500)
 
