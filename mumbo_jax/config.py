@@ -162,19 +162,22 @@ def load_config(path) -> RunConfig:
         ConfigError: the file is missing or not valid TOML, or any key, type or value
             is wrong; the message starts with the file name and names the key.
     """
+    return parse_config(read_toml(path), source=str(path))
+
+
+def read_toml(path) -> dict:
+    """The parsed TOML file at ``path``; :class:`ConfigError` (naming the file) when it
+    is missing, a folder, or not valid UTF-8 TOML."""
     path = Path(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a directory, not a config file") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    return parse_config(data, source=str(path))
 
 
 def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
@@ -360,17 +363,7 @@ def load_compare_config(path) -> CompareConfig:
     Raises:
         ConfigError: as :func:`load_config`.
     """
-    path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, not a config file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    return parse_compare_config(data, source=str(path))
+    return parse_compare_config(read_toml(path), source=str(path))
 
 
 def parse_compare_config(data: Mapping, source: str | None = None) -> CompareConfig:

@@ -105,7 +105,6 @@ import select
 import subprocess
 import sys
 import time
-import tomllib
 import types
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -114,7 +113,7 @@ import numpy as np
 
 from mumbo_jax import _tuning_worker as _tw
 from mumbo_jax.config import (CONTINUOUS_MODELS, DISCRETE_MODELS, ConfigError, _toml_type, _type_ok,
-                              check_acquisition)
+                              check_acquisition, read_toml)
 from mumbo_jax.journal import JOURNAL_NAME, Journal, JournalError
 from mumbo_jax.strategies import STRATEGIES
 
@@ -327,16 +326,7 @@ def load_tune_config(path) -> TuneConfig:
     """Read and validate a TOML tuning configuration (:class:`ConfigError` naming the
     file and the key on any problem)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, not a config file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    return parse_tune_config(data, source=str(path), base_dir=str(path.resolve().parent))
+    return parse_tune_config(read_toml(path), source=str(path), base_dir=str(path.resolve().parent))
 
 
 def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | None = None) -> TuneConfig:
