@@ -5,7 +5,7 @@ A configuration has two sections (Python 3.11's :mod:`tomllib` reads it)::
     [run]
     problem = "forrester"      # required: a name in mumbo_jax.problems.PROBLEMS
     budget = 200.0             # required: cost spent AFTER the initial design (> 0)
-    strategy = "mumbo"         # "mumbo" | "mes" | "random"            (default "mumbo")
+    strategy = "mumbo"         # a name in mumbo_jax.strategies.STRATEGIES (default "mumbo")
     seeds = 10                 # runs with seeds 0 .. seeds-1 (>= 1)    (default 1)
     max_evals = 150            # cap on BO evaluations per seed (>= 1)  (default 200)
     model = "icm"              # optional: "icm" | "ar1" (discrete), "product" | "fabolas"
