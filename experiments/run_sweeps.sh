@@ -3,7 +3,7 @@
 # 20 seeds and full budgets, sized for a shared 2-core CPU (each a few to ~15 minutes). The full
 # sweeps are the same commands without the overrides:   mumbo-jax compare configs/compare_<problem>.toml
 #
-# Usage: experiments/run_sweeps.sh [overhead] [currin] [hartmann3] [currin_continuous] [borehole]
+# Usage: experiments/run_sweeps.sh [overhead] [currin] [currin_budget200] [hartmann3] [currin_continuous] [borehole]
 #                                  [hartmann6] [rosenbrock]        (default: all, in this order)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,8 @@ one() {
     overhead) "$PY" experiments/overhead_mumbo_vs_mtbo.py --samples 1 10 50 200 ;;
     currin) run configs/compare_currin.toml --seeds 3 --budget 100 --max-evals 80 --out docs/results/currin \
         --strategies mumbo-1,mumbo-10,mumbo-50,mumbo-10-exact,ei,mes,mt-ei,mf-gp-ucb,mtbo-50,random ;;
+    currin_budget200) run configs/compare_currin.toml --seeds 5 --budget 200 --max-evals 150 \
+        --out docs/results/currin_budget200 --strategies mumbo-10,ei,mes,mt-ei,mf-gp-ucb,mtbo-50 ;;
     hartmann3) run configs/compare_hartmann3.toml --seeds 3 --budget 300 --max-evals 50 --out docs/results/hartmann3 \
         --strategies mumbo-1,mumbo-10,mumbo-10-exact,ei,mes,mt-ei,mf-gp-ucb,mtbo-50 ;;
     currin_continuous) run configs/compare_currin_continuous.toml --seeds 3 --budget 20 --max-evals 50 \
@@ -27,5 +29,5 @@ one() {
     *) echo "unknown sweep $1" >&2; exit 2 ;;
   esac
 }
-if [ $# -eq 0 ]; then set -- overhead currin hartmann3 currin_continuous borehole hartmann6 rosenbrock; fi
+if [ $# -eq 0 ]; then set -- overhead currin currin_budget200 hartmann3 currin_continuous borehole hartmann6 rosenbrock; fi
 for w in "$@"; do one "$w"; done
