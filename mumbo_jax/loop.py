@@ -38,8 +38,11 @@ class BOSettings:
     """Static settings of the decision rule.
 
     Attributes:
-        strategy: ``"mumbo"`` (multi-fidelity), ``"mes"`` (max-value entropy search at
-            the target only) or ``"random"`` (uniform x at the target).
+        strategy: a name in :data:`mumbo_jax.strategies.STRATEGIES`: ``"mumbo"``
+            (multi-fidelity, the default), ``"mes"`` (max-value entropy search at the
+            target only), ``"random"`` (uniform x at the target), or a baseline of
+            :mod:`mumbo_jax.baselines` (``"ei"``, ``"ucb"``, ``"mt_ei"``,
+            ``"mf_gp_ucb"``, ``"boca"``, ``"mtbo"``).
         n_gstar: samples of g* per step.
         gstar_method: ``"gumbel"`` or ``"exact"``.
         gstar_grid: random grid size for g* (None: the sampler's default, 10,000 d).
@@ -236,7 +239,9 @@ def refit_at(settings: BOSettings, k):
 @functools.partial(jax.jit, static_argnames=("settings",))
 def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key):
     if settings.strategy not in strategies.USES_GSTAR:
-        return jnp.zeros(settings.n_gstar)
+        # zeros that depend on the posterior, so that the step clock's "g*" stamp fires
+        # after the fit, not as soon as the step starts
+        return jnp.zeros(settings.n_gstar) + 0.0 * jnp.nan_to_num(post.alpha[0])
     n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
     return maxvalue._sample_gstar(key, post, task.target, settings.n_gstar, settings.gstar_method, n_grid)
 

@@ -149,3 +149,12 @@ def test_ask_tell_incumbent_during_the_initial_design():
         opt.tell(x, z, ys[-1])
     x_inc, mu = opt.incumbent()
     assert any(np.allclose(x_inc, x) for x in opt.x) and np.isfinite(mu)
+
+
+def test_step_clock_splits_a_strategy_without_gstar():
+    prob = problems.get_problem("forrester")
+    clock = loop.StepClock()
+    settings = loop.BOSettings(**{**FAST.__dict__, "strategy": "ei"})
+    h = loop.run_compiled(prob, 30.0, [0], settings, max_evals=3, clock=clock)
+    over = clock.overheads(0, int(h.n_evals[0]))
+    assert over and all(o["fit"] > 0 and o["gstar"] >= 0 and o["maximise"] > 0 for o in over)
