@@ -249,13 +249,8 @@ def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
     task = loop.problem_task(problem, cfg.model, cfg.rank)
     clock = loop.StepClock(on_step=_Progress(cfg.budget, cfg.max_evals, problem.is_discrete, all_seeds, stream))
     t0 = time.perf_counter()
-    # On an accelerator the seeds run in lock-step (vmap) from 256-row buffers (fewer
-    # compilations; a step costs about the same at 32 or 256 rows there). On CPU, seeds
-    # run one after another (lax.map): the vmapped program deadlocks there (loop.run_compiled).
-    on_cpu = jax.default_backend() == "cpu"
     history = loop.run_compiled(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
-                                clock=clock, batching="map" if on_cpu else "vmap",
-                                min_buffer=loop.MIN_BUFFER if on_cpu else 256)
+                                clock=clock, **loop.backend_batching())
     history = jax.tree_util.tree_map(np.asarray, history)
     wall = time.perf_counter() - t0
 

@@ -269,7 +269,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
             say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
 
         history = loop.run_compiled(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
-                                    clock=clock, progress=progress)
+                                    clock=clock, progress=progress, **loop.backend_batching())
         history = jax.tree_util.tree_map(np.asarray, history)
         wall = time.perf_counter() - t0
         seeds = _seed_records(problem, settings, history, clock, cfg.seed_list, target_z)

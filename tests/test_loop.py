@@ -158,3 +158,8 @@ def test_step_clock_splits_a_strategy_without_gstar():
     h = loop.run_compiled(prob, 30.0, [0], settings, max_evals=3, clock=clock)
     over = clock.overheads(0, int(h.n_evals[0]))
     assert over and all(o["fit"] > 0 and o["gstar"] >= 0 and o["maximise"] > 0 for o in over)
+
+
+def test_backend_batching_is_map_on_cpu():
+    assert jax.default_backend() != "cpu" or loop.backend_batching() == {"batching": "map",
+                                                                        "min_buffer": loop.MIN_BUFFER}
