@@ -55,9 +55,13 @@ def regret_statistics(curves: Sequence[tuple], n_grid: int = 400, max_cost: floa
         max_cost = max(float(np.nanmax(np.asarray(c, float))) for c, _ in curves)
     grid = np.linspace(0.0, max(max_cost, 0.0), n_grid)
     on_grid = np.stack([step_interpolate(c, r, grid) for c, r in curves])
-    mean = np.nanmean(on_grid, axis=0)
     n = np.sum(np.isfinite(on_grid), axis=0)
-    std = np.nanstd(on_grid, axis=0, ddof=1) if len(curves) > 1 else np.zeros_like(mean)
+    # where fewer than two seeds have data (a seed stopped early), the mean is that seed's
+    # value (NaN where none has) and the standard error 0, without numpy's warnings
+    filled = np.where(np.isfinite(on_grid), on_grid, 0.0)
+    mean = np.where(n > 0, filled.sum(axis=0) / np.maximum(n, 1), np.nan)
+    dev = np.where(np.isfinite(on_grid), on_grid - mean, 0.0)
+    std = np.sqrt((dev ** 2).sum(axis=0) / np.maximum(n - 1, 1))
     stderr = np.where(n > 1, std / np.sqrt(np.maximum(n, 1)), 0.0)
     return grid, mean, stderr
 

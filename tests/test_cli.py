@@ -156,3 +156,23 @@ def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+
+
+def test_regret_statistics_match_numpy_where_seeds_are_missing():
+    import warnings
+
+    from mumbo_jax import plots
+
+    a = (np.array([0.0, 1.0, 2.0]), np.array([3.0, 2.0, 1.0]))
+    b = (np.array([0.0, 2.0, 4.0]), np.array([4.0, 2.0, 1.0]))
+    empty = (np.array([np.nan]), np.array([np.nan]))  # a seed with no finished step
+    grid = np.linspace(0, 4, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's nanstd would warn with one seed of data
+        _, mean, se = plots.regret_statistics([a, b, empty], n_grid=9, max_cost=4.0)
+        _, mean1, se1 = plots.regret_statistics([a, empty], n_grid=9, max_cost=4.0)
+    on_grid = np.stack([plots.step_interpolate(c, r, grid) for c, r in (a, b)])
+    np.testing.assert_allclose(mean, on_grid.mean(axis=0))
+    np.testing.assert_allclose(se, on_grid.std(axis=0, ddof=1) / np.sqrt(2))
+    np.testing.assert_allclose(mean1, on_grid[0])
+    np.testing.assert_array_equal(se1, 0.0)
