@@ -70,6 +70,7 @@ The configuration (all sections but ``[run]`` and ``[acquisition]`` required)::
     costs = [10.0, 1.0]
     values = [1.0, 0.1]                       # optional: what the objective receives
     model = "icm"                             # "icm" (default, with rank) | "ar1"
+    learn_cost = false                        # true: decide by a GP on log seconds (below)
     # or: kind = "continuous", bounds = [0.0625, 1.0], target = 1.0 (default: upper),
     #     cost = {offset = 0.05, scale = 1.0, power = 1.0}  (cost = offset + scale z^power),
     #     model = "product" (default) | "fabolas"
@@ -86,6 +87,11 @@ The configuration (all sections but ``[run]`` and ``[acquisition]`` required)::
 
     [acquisition]                             # optional: mumbo_jax.loop.BOSettings fields
     n_candidates = 2000
+
+With ``learn_cost = true`` each evaluation costs what the objective reports, or else its
+measured seconds, and the decisions divide the acquisition by a GP on log cost over
+(x, z) (:mod:`mumbo_jax.costmodel`, refitted before every decision) instead of the
+configured costs, which then only describe the fidelities.
 
 A relative ``path/file.py`` in ``function`` is relative to the config file's folder.
 Every problem in the file raises :class:`mumbo_jax.config.ConfigError` naming the key.
@@ -148,6 +154,7 @@ _SCHEMA: dict[str, dict[str, tuple[type, bool, Any]]] = {
         "cost": (dict, False, None),
         "model": (str, False, None),
         "rank": (int, False, 2),
+        "learn_cost": (bool, False, False),
     },
     "budget": {
         "cost": (float, False, None),
@@ -217,6 +224,7 @@ class TuneConfig:
     cost_power: float = 1.0
     model: str = "icm"
     rank: int = 2
+    learn_cost: bool = False
     budget_cost: float | None = None
     budget_wall_clock_s: float | None = None
     budget_evaluations: int | None = None
@@ -273,7 +281,7 @@ class TuneConfig:
         if self.time_limit_s is not None:
             objective["time_limit_s"] = self.time_limit_s
         params = {p.name: {"low": p.low, "high": p.high, "log": p.log} for p in self.parameters}
-        fid: dict[str, Any] = {"kind": self.fidelity_kind, "model": self.model}
+        fid: dict[str, Any] = {"kind": self.fidelity_kind, "model": self.model, "learn_cost": self.learn_cost}
         if self.discrete:
             fid.update(costs=list(self.costs), rank=self.rank)
             if self.values is not None:
@@ -445,6 +453,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
     else:
         fail(f"[fidelity] kind must be 'discrete' or 'continuous', got {kind!r}")
     fields["model"] = model
+    fields["learn_cost"] = bool(fid["learn_cost"])
 
     # -- [budget]
     budget = _check_table(data["budget"], _SCHEMA["budget"], "[budget]", fail)
@@ -632,7 +641,7 @@ def _fmt(v, spec=".4g") -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-def _replay(task, settings, seed: int, evals: list[dict]):
+def _replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False):
     """An :class:`~mumbo_jax.loop.AskTell` holding the journal's successful evaluations
     and the last recorded hyper-parameters (the warm start of the next fit)."""
     from mumbo_jax import loop, models
@@ -643,7 +652,12 @@ def _replay(task, settings, seed: int, evals: list[dict]):
         params = {k: np.asarray(v).tolist() for k, v in models.default_params(task.spec).items()}
     state = {"seed": seed, "x": [r["u"] for r in ok], "z": [r["z"] for r in ok], "y": [r["y"] for r in ok],
              "costs": [r["cost"] for r in ok], "params": params}
-    return loop.AskTell.from_state(task, settings, state)
+    cost_model = None
+    if learn_cost:
+        from mumbo_jax import costmodel
+
+        cost_model = costmodel.cost_model_for(task)
+    return loop.AskTell.from_state(task, settings, state, cost_model=cost_model)
 
 
 def _stop_reason(cfg: TuneConfig, evals: list[dict], elapsed: float) -> str | None:
@@ -758,7 +772,7 @@ class _Run:
         self.append({"type": "session", "session": session, "time": _now(), "elapsed_s": offset,
                      "n_evaluations": len(self.evals), "pid": os.getpid()})
         task = make_tune_task(cfg)
-        opt = _replay(task, cfg.settings(), cfg.seed, self.evals)
+        opt = _replay(task, cfg.settings(), cfg.seed, self.evals, cfg.learn_cost)
         if self.evals:
             n_ok = sum(r["status"] == "ok" for r in self.evals)
             self.say(f"resuming (session {session}): replayed {len(self.evals)} journaled evaluations "
@@ -781,7 +795,10 @@ class _Run:
                 score = outcome.get("score") if ok else None
                 y = None if score is None else (score if cfg.maximise else -score)
                 reported = outcome.get("cost") if ok else None
-                cost = reported if reported is not None else cfg.cost_of(point["z"])
+                if reported is not None:
+                    cost = reported
+                else:  # a learned cost model learns from the measured seconds
+                    cost = outcome["eval_s"] if cfg.learn_cost else cfg.cost_of(point["z"])
                 if ok:
                     opt.tell(np.asarray(point["u"]), point["z"], y, cost)
                 now = elapsed()
@@ -833,7 +850,7 @@ class _Run:
         if end is not None:
             self.append(end)
         if opt is None:
-            opt = _replay(make_tune_task(cfg), cfg.settings(), cfg.seed, self.evals)
+            opt = _replay(make_tune_task(cfg), cfg.settings(), cfg.seed, self.evals, cfg.learn_cost)
         incumbent = None
         # AskTell.incumbent derives its key from the BO step count, negative (an error)
         # while the initial design is incomplete: no model incumbent before that

@@ -522,3 +522,26 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path, n_total):
     assert any(r["source"] == "bo" for r in after) == (n_total > N_DESIGN)
     res = json.loads((run_dir / tuning.RESULTS_NAME).read_text())
     assert res["finished"] and res["counts"]["evaluations"] == n_total and res["counts"]["sessions"] == 2
+
+
+def test_learned_cost_from_measured_seconds_drives_the_decisions(tmp_path, monkeypatch):
+    from mumbo_jax import costmodel
+
+    fits = []
+    real_fit = costmodel.fit_cost
+    monkeypatch.setattr(costmodel, "fit_cost", lambda *a, **k: fits.append(len(a[1])) or real_fit(*a, **k))
+
+    def objective(x, fidelity):  # no reported cost: the measured seconds are the cost
+        time.sleep(0.002 + 0.02 * fidelity)
+        return -((x["c"] - 0.3) ** 2) - 0.1 * (1 - fidelity)
+
+    cfg = config(parameters=None, fidelity=None, budget={"evaluations": 7})  # 6 design points + 1 BO step
+    cfg["parameters"] = {"c": {"low": 0.0, "high": 1.0}}
+    cfg["fidelity"] = {"kind": "continuous", "bounds": [0.25, 1.0], "learn_cost": True}
+    res, _ = run(cfg, tmp_path, objective=objective)
+    ev = evals_of(res["run_dir"])
+    assert len(ev) == 7 and fits == [6]  # the cost GP was fitted on the design before the BO step
+    for r in ev:
+        assert r["cost"] == pytest.approx(r["eval_s"]) and r["cost"] > 0.002
+    assert journal(res["run_dir"])[0]["config"]["fidelity"]["learn_cost"] is True
+    tuning.resume(res["run_dir"], objective=objective, stream=io.StringIO())  # replays with the cost model
