@@ -86,7 +86,8 @@ def _acquisition_keys() -> dict[str, tuple[type | None, bool]]:
     return out
 
 
-_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean"}
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
+               dict: "a table"}
 
 
 def _type_ok(value, kind: type) -> bool:
@@ -97,6 +98,23 @@ def _type_ok(value, kind: type) -> bool:
     if kind is float:
         return isinstance(value, (int, float))
     return isinstance(value, kind)
+
+
+def check_table(table: Mapping, schema: Mapping, where: str, fail) -> dict:
+    """Keys, types and required keys of one TOML table against ``schema``
+    (``key -> (type, required, default)``); returns ``{key: value or default}`` with
+    numbers of ``float`` keys as floats. ``fail(message)`` raises."""
+    for key, value in table.items():
+        if key not in schema:
+            fail(f"unknown key {key!r} in {where}; allowed keys: {', '.join(schema)}")
+        kind = schema[key][0]
+        if not _type_ok(value, kind):
+            fail(f"{where} {key} must be {_TYPE_NAMES[kind]}, got {_toml_type(value)} {value!r}")
+    for key, (_, required, _) in schema.items():
+        if required and key not in table:
+            fail(f"{where} {key} is required")
+    out = {k: table.get(k, default) for k, (_, _, default) in schema.items()}
+    return {k: float(v) if schema[k][0] is float and v is not None else v for k, v in out.items()}
 
 
 def _toml_type(value) -> str:
@@ -201,17 +219,7 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
         fail("missing section [run] (it needs at least problem and budget)")
 
     # -- [run]: keys and types
-    run = data["run"]
-    for key, value in run.items():
-        if key not in _RUN_KEYS:
-            fail(f"unknown key {key!r} in [run]; allowed keys: {', '.join(_RUN_KEYS)}")
-        kind = _RUN_KEYS[key][0]
-        if not _type_ok(value, kind):
-            fail(f"[run] {key} must be {_TYPE_NAMES[kind]}, got {_toml_type(value)} {value!r}")
-    for key, (_, required, _) in _RUN_KEYS.items():
-        if required and key not in run:
-            fail(f"[run] {key} is required")
-    values = {k: run.get(k, default) for k, (_, _, default) in _RUN_KEYS.items()}
+    values = check_table(data["run"], _RUN_KEYS, "[run]", fail)
 
     # -- [run]: values
     if values["problem"] not in problems.PROBLEMS:
@@ -384,19 +392,12 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
     if "compare" not in data:
         fail("missing section [compare] (it needs at least problem, budget and strategies)")
     section = data["compare"]
-    for key, value in section.items():
-        if key not in _COMPARE_KEYS:
-            fail(f"unknown key {key!r} in [compare]; allowed keys: {', '.join(_COMPARE_KEYS)}")
-        kind = _COMPARE_KEYS[key][0]
-        if kind is list:
-            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-                fail(f"[compare] {key} must be a non-empty array of strings, got {_toml_type(value)} {value!r}")
-        elif not _type_ok(value, kind):
-            fail(f"[compare] {key} must be {_TYPE_NAMES[kind]}, got {_toml_type(value)} {value!r}")
-    for key, (_, required, _) in _COMPARE_KEYS.items():
-        if required and key not in section:
-            fail(f"[compare] {key} is required")
-    values = {k: section.get(k, default) for k, (_, _, default) in _COMPARE_KEYS.items()}
+    for key, (kind, _, _) in _COMPARE_KEYS.items():
+        value = section.get(key)
+        if kind is list and key in section and (
+                not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value)):
+            fail(f"[compare] {key} must be a non-empty array of strings, got {_toml_type(value)} {value!r}")
+    values = check_table(section, _COMPARE_KEYS, "[compare]", fail)
 
     if values["problem"] not in problems.PROBLEMS:
         fail(f"[compare] problem: unknown problem {values['problem']!r}; allowed: {', '.join(problems.PROBLEMS)}")

@@ -119,7 +119,7 @@ import numpy as np
 
 from mumbo_jax import _tuning_worker as _tw
 from mumbo_jax.config import (CONTINUOUS_MODELS, DISCRETE_MODELS, ConfigError, _toml_type, _type_ok,
-                              check_acquisition, read_toml)
+                              check_acquisition, check_table, read_toml)
 from mumbo_jax.journal import JOURNAL_NAME, Journal, JournalError
 from mumbo_jax.strategies import STRATEGIES
 
@@ -131,8 +131,6 @@ RESULTS_NAME = "results.json"
 PLOT_NAME = "tuning.png"
 FORMAT = 1  # journal format version
 
-_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
-          dict: "a table"}
 _DIRECTIONS = {"maximise": "maximise", "maximize": "maximise", "minimise": "minimise", "minimize": "minimise"}
 
 # section -> key -> (type, required, default)
@@ -311,21 +309,6 @@ class TuneConfig:
         return f"{ps}\n  {fid}\n  budget: {budget}; strategy {self.strategy}, seed {self.seed}, {self.direction}"
 
 
-def _check_table(table: Mapping, schema: Mapping, where: str, fail) -> dict:
-    """Keys, types and defaults of one table; returns ``{key: value or default}``."""
-    for key, value in table.items():
-        if key not in schema:
-            fail(f"unknown key {key!r} in {where}; allowed keys: {', '.join(schema)}")
-        kind = schema[key][0]
-        if not _type_ok(value, kind):
-            fail(f"{where} {key} must be {_NAMES[kind]}, got {_toml_type(value)} {value!r}")
-    for key, (_, required, _) in schema.items():
-        if required and key not in table:
-            fail(f"{where} {key} is required")
-    out = {k: table.get(k, default) for k, (_, _, default) in schema.items()}
-    return {k: float(v) if schema[k][0] is float and v is not None else v for k, v in out.items()}
-
-
 def _finite_number(value) -> bool:
     return _type_ok(value, float) and math.isfinite(value)
 
@@ -359,7 +342,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
             fail(f"missing section [{name}]")
 
     # -- [objective]
-    obj = _check_table(data["objective"], _SCHEMA["objective"], "[objective]", fail)
+    obj = check_table(data["objective"], _SCHEMA["objective"], "[objective]", fail)
     func = obj["function"]
     if func is not None:
         mod, sep, attr = func.rpartition(":")
@@ -387,7 +370,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
     for name, spec in data["parameters"].items():
         if not isinstance(spec, dict):
             fail(f"[parameters] {name} must be a table {{low = ..., high = ...}}, got {_toml_type(spec)} {spec!r}")
-        p = _check_table(spec, _PARAM_KEYS, f"[parameters] {name}:", fail)
+        p = check_table(spec, _PARAM_KEYS, f"[parameters] {name}:", fail)
         lo, hi = p["low"], p["high"]
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             fail(f"[parameters] {name}: need finite low < high, got low = {lo!r}, high = {hi!r}")
@@ -396,7 +379,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         params.append(Parameter(str(name), lo, hi, p["log"]))
 
     # -- [fidelity]
-    fid = _check_table(data["fidelity"], _SCHEMA["fidelity"], "[fidelity]", fail)
+    fid = check_table(data["fidelity"], _SCHEMA["fidelity"], "[fidelity]", fail)
     kind = fid["kind"]
     given = set(data["fidelity"])
     fields: dict[str, Any] = {"fidelity_kind": kind, "rank": fid["rank"]}
@@ -436,7 +419,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         target = hi if fid["target"] is None else fid["target"]
         if not (lo <= target <= hi):
             fail(f"[fidelity] target must lie in bounds [{lo:g}, {hi:g}], got {target!r}")
-        cost = _check_table(fid["cost"] or {}, _COST_KEYS, "[fidelity] cost:", fail)
+        cost = check_table(fid["cost"] or {}, _COST_KEYS, "[fidelity] cost:", fail)
         if not all(math.isfinite(v) for v in cost.values()):
             fail(f"[fidelity] cost: offset, scale and power must be finite, got {cost!r}")
         if cost["offset"] < 0 or cost["scale"] < 0 or cost["power"] <= 0:
@@ -456,7 +439,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
     fields["learn_cost"] = bool(fid["learn_cost"])
 
     # -- [budget]
-    budget = _check_table(data["budget"], _SCHEMA["budget"], "[budget]", fail)
+    budget = check_table(data["budget"], _SCHEMA["budget"], "[budget]", fail)
     if all(v is None for v in budget.values()):
         fail("[budget] needs at least one of cost, wall_clock_s, evaluations")
     for key in ("cost", "wall_clock_s"):
@@ -466,7 +449,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         fail(f"[budget] evaluations must be >= 1, got {budget['evaluations']!r}")
 
     # -- [run]
-    run = _check_table(data.get("run", {}), _SCHEMA["run"], "[run]", fail)
+    run = check_table(data.get("run", {}), _SCHEMA["run"], "[run]", fail)
     if run["strategy"] not in STRATEGIES:
         fail(f"[run] strategy: unknown strategy {run['strategy']!r}; allowed: {', '.join(STRATEGIES)}")
     if run["seed"] < 0:
