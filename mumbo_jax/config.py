@@ -198,6 +198,34 @@ def read_toml(path) -> dict:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
 
 
+def _check_benchmark(values: dict, where: str, source, fail) -> problems.Problem:
+    """The values shared by [run] and [compare]: problem, budget (made a float), seeds,
+    max_evals, rank, model (for the problem's kind of fidelity) and out (defaulted to
+    ``runs/<config stem>``)."""
+    if values["problem"] not in problems.PROBLEMS:
+        fail(f"{where} problem: unknown problem {values['problem']!r}; allowed: {', '.join(problems.PROBLEMS)}")
+    problem = problems.get_problem(values["problem"])
+    budget = float(values["budget"])
+    if not (math.isfinite(budget) and budget > 0):
+        fail(f"{where} budget must be a finite number > 0 (cost spent after the initial design), got {budget!r}")
+    values["budget"] = budget
+    for key in ("seeds", "max_evals", "rank"):
+        if values[key] < 1:
+            fail(f"{where} {key} must be >= 1, got {values[key]!r}")
+    model = values["model"]
+    if model is not None:
+        allowed = DISCRETE_MODELS if problem.is_discrete else CONTINUOUS_MODELS
+        if model not in allowed:
+            kind = "discrete" if problem.is_discrete else "continuous"
+            fail(f"{where} model: unknown model {model!r} for {problem.name!r} ({kind} fidelities); "
+                 f"allowed: {', '.join(allowed)}")
+    if values["out"] is None:
+        values["out"] = str(Path("runs") / (Path(source).stem if source else where.strip("[]")))
+    elif not values["out"].strip():
+        fail(f"{where} out must be a non-empty path")
+    return problem
+
+
 def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
     """Validate already-parsed TOML data (``{"run": {...}, "acquisition": {...}}``).
 
@@ -222,29 +250,9 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
     values = check_table(data["run"], _RUN_KEYS, "[run]", fail)
 
     # -- [run]: values
-    if values["problem"] not in problems.PROBLEMS:
-        fail(f"[run] problem: unknown problem {values['problem']!r}; allowed: {', '.join(problems.PROBLEMS)}")
-    problem = problems.get_problem(values["problem"])
-    budget = float(values["budget"])
-    if not (math.isfinite(budget) and budget > 0):
-        fail(f"[run] budget must be a finite number > 0 (cost spent after the initial design), got {budget!r}")
-    values["budget"] = budget
+    _check_benchmark(values, "[run]", source, fail)
     if values["strategy"] not in STRATEGIES:
         fail(f"[run] strategy: unknown strategy {values['strategy']!r}; allowed: {', '.join(STRATEGIES)}")
-    for key in ("seeds", "max_evals", "rank"):
-        if values[key] < 1:
-            fail(f"[run] {key} must be >= 1, got {values[key]!r}")
-    model = values["model"]
-    if model is not None:
-        allowed = DISCRETE_MODELS if problem.is_discrete else CONTINUOUS_MODELS
-        if model not in allowed:
-            kind = "discrete" if problem.is_discrete else "continuous"
-            fail(f"[run] model: unknown model {model!r} for {problem.name!r} ({kind} fidelities); "
-                 f"allowed: {', '.join(allowed)}")
-    if values["out"] is None:
-        values["out"] = str(Path("runs") / (Path(source).stem if source else "run"))
-    elif not values["out"].strip():
-        fail("[run] out must be a non-empty path")
 
     acq, _ = check_acquisition(data.get("acquisition", {}), values["strategy"], fail)
     return RunConfig(**values, acquisition=types.MappingProxyType(acq), source=source)
@@ -399,25 +407,8 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
             fail(f"[compare] {key} must be a non-empty array of strings, got {_toml_type(value)} {value!r}")
     values = check_table(section, _COMPARE_KEYS, "[compare]", fail)
 
-    if values["problem"] not in problems.PROBLEMS:
-        fail(f"[compare] problem: unknown problem {values['problem']!r}; allowed: {', '.join(problems.PROBLEMS)}")
-    problem = problems.get_problem(values["problem"])
-    budget = float(values["budget"])
-    if not (math.isfinite(budget) and budget > 0):
-        fail(f"[compare] budget must be a finite number > 0 (cost spent after the initial design), got {budget!r}")
-    values["budget"] = budget
-    for key in ("seeds", "max_evals", "rank"):
-        if values[key] < 1:
-            fail(f"[compare] {key} must be >= 1, got {values[key]!r}")
-    model = values["model"]
-    if model is not None:
-        allowed_models = DISCRETE_MODELS if problem.is_discrete else CONTINUOUS_MODELS
-        if model not in allowed_models:
-            fail(f"[compare] model: unknown model {model!r} for {problem.name!r}; allowed: {', '.join(allowed_models)}")
-    if values["out"] is None:
-        values["out"] = str(Path("runs") / (Path(source).stem if source else "compare"))
-    elif not values["out"].strip():
-        fail("[compare] out must be a non-empty path")
+    problem = _check_benchmark(values, "[compare]", source, fail)
+    budget = values["budget"]
 
     labels = values["strategies"]
     if len(set(labels)) != len(labels):
@@ -456,5 +447,5 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
         _, settings[label] = check_acquisition(merged, strategy, fail_label)
     return CompareConfig(problem=values["problem"], budget=budget, strategies=tuple(labels),
                          settings=types.MappingProxyType(settings), seeds=values["seeds"],
-                         max_evals=values["max_evals"], model=model, rank=values["rank"], out=values["out"],
+                         max_evals=values["max_evals"], model=values["model"], rank=values["rank"], out=values["out"],
                          source=source, data=data)
