@@ -44,7 +44,7 @@ from jax.scipy.linalg import solve_triangular
 from tinygp import GaussianProcess
 from tinygp import kernels as tk
 
-from mumbo_jax import fitting, kernels, posterior
+from mumbo_jax import fitting, kernels, models, posterior
 
 PREDICTIONS = ("median", "mean")
 _VAR_FLOOR = 1e-12
@@ -86,17 +86,13 @@ class CostModel:
 
 
 def _check_common(bounds, n_restarts, max_iter, prediction):
-    arr = np.asarray(bounds, dtype=float)
-    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 1:
-        raise ValueError(f"bounds must have shape [d, 2] (lower, upper pairs), got {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr[:, 0] >= arr[:, 1]):
-        raise ValueError(f"bounds must be finite with lower < upper, got {arr.tolist()}")
+    checked = models._check_bounds(bounds)  # the GP models' own check of the search box
     for name, v in (("n_restarts", n_restarts), ("max_iter", max_iter)):
         if int(v) != v or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     if prediction not in PREDICTIONS:
         raise ValueError(f"prediction must be one of {PREDICTIONS}, got {prediction!r}")
-    return tuple((float(lo), float(hi)) for lo, hi in arr)
+    return checked
 
 
 def continuous_cost_model(bounds, fidelity_bounds, n_restarts: int = 3, max_iter: int = 100,
