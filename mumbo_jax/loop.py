@@ -501,9 +501,11 @@ def _step(settings, task, problem, budget, max_evals, key, seed, c: _Carry, refi
     post = fit_stage(settings, task, c.buffers, c.params, k_fit, refit)
     stamp("fit", c.k, post.alpha[0])
     gstar = gstar_stage(settings, task, post, k_gstar)
-    stamp("gstar", c.k, gstar[0])
+    # A stamp fires once all its operands exist; strategies without g* return a constant,
+    # so the g* stamp also waits for the fit (else it could fire first: negative times).
+    stamp("gstar", c.k, gstar[0], post.alpha[0])
     prop = maximise_stage(settings, task, post, gstar, k_max)
-    stamp("maximise", c.k, prop.x[0])
+    stamp("maximise", c.k, prop.x[0], gstar[0], post.alpha[0])
     x_inc, _ = incumbent(task, post, c.buffers)
     h = c.history
     h = h._replace(
