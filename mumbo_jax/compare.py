@@ -12,7 +12,9 @@ compiled loop, and writes into the output folder:
   seeds, log scale).
 * ``table.md``: final regret (median; mean +- s.e.), cost to reach regret 1e-2 and
   1e-3 (median over seeds; a seed that never reaches it counts as infinite), median
-  overhead per step, and the mean number of target-fidelity queries.
+  overhead per step, and the mean number of target-fidelity queries; then a paired
+  comparison of every strategy with a reference one (``mumbo-10`` when run): on how
+  many seeds each has the lower final regret, and the Wilcoxon signed-rank p-value.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ import numpy as np
 
 from mumbo_jax.config import CompareConfig
 
-__all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "plot_comparison",
-           "run_compare", "render"]
+__all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "paired_comparison",
+           "paired_table", "plot_comparison", "run_compare", "render"]
 
 THRESHOLDS = (1e-2, 1e-3)
 
@@ -88,6 +90,58 @@ def markdown_table(summaries: dict, thresholds=THRESHOLDS) -> str:
         row.append("n/a" if oh is None else f"{oh:.3f}")
         row.append(f"{s['mean_evaluations']:.1f} ({s['mean_target_queries']:.1f})")
         lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def paired_comparison(reference: list[dict], other: list[dict], floor: float = 1e-12) -> dict:
+    """Final regrets of two strategies compared seed by seed (the same seed means the
+    same initial design, so the pairs share their start).
+
+    Args:
+        reference, other: per-seed records (``seed``, ``regret`` lists).
+        floor: regrets below it count as ``floor`` (log scale; exact zeros tie).
+
+    Returns:
+        ``{n, reference_lower, other_lower, ties, median_log10_ratio, p_value}``:
+        ``median_log10_ratio`` is the median over seeds of log10(reference / other)
+        (negative: the reference ends lower); ``p_value`` the two-sided Wilcoxon
+        signed-rank test on the log10 differences (``None`` when every pair ties).
+    """
+    from scipy import stats
+
+    ref = {int(s["seed"]): s["regret"][-1] for s in reference}
+    oth = {int(s["seed"]): s["regret"][-1] for s in other}
+    common = sorted(set(ref) & set(oth))
+    a = np.log10(np.maximum([ref[k] for k in common], floor))
+    b = np.log10(np.maximum([oth[k] for k in common], floor))
+    d = a - b
+    tied = np.isclose(a, b, rtol=0.0, atol=1e-9)
+    p = None
+    if common and not tied.all():
+        p = float(stats.wilcoxon(d[~tied]).pvalue)
+    return {"n": len(common), "reference_lower": int(np.sum((d < 0) & ~tied)),
+            "other_lower": int(np.sum((d > 0) & ~tied)), "ties": int(np.sum(tied)),
+            "median_log10_ratio": float(np.median(d)) if common else None, "p_value": p}
+
+
+def paired_table(records: dict, reference: str | None = None) -> str:
+    """Markdown: every strategy against ``reference`` (default ``mumbo-10`` if present,
+    else the first label), seed by seed; ``records``: label -> per-seed records."""
+    if not records:
+        return ""
+    reference = reference or ("mumbo-10" if "mumbo-10" in records else next(iter(records)))
+    head = ["strategy", f"{reference} lower on", "strategy lower on", "ties",
+            f"median log10({reference} / strategy)", "Wilcoxon p"]
+    lines = [f"Paired final regrets (same seeds, same initial designs) against {reference}:", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, seeds in records.items():
+        if label == reference:
+            continue
+        c = paired_comparison(records[reference], seeds)
+        ratio = "n/a" if c["median_log10_ratio"] is None else f"{c['median_log10_ratio']:+.2f}"
+        p = "n/a" if c["p_value"] is None else f"{c['p_value']:.2g}"
+        lines.append(f"| {label} | {c['reference_lower']}/{c['n']} | {c['other_lower']}/{c['n']} | {c['ties']} | "
+                     f"{ratio} | {p} |")
     return "\n".join(lines) + "\n"
 
 
@@ -202,6 +256,8 @@ def _write_outputs(results, out, stream=None):
         return
     summaries = {lab: r["summary"] for lab, r in results["strategies"].items()}
     table = markdown_table(summaries)
+    if len(records) > 1:
+        table += "\n" + paired_table(records)
     (out / "table.md").write_text(table)
     n = len(results["seeds"])
     png = plot_comparison(records, out / "comparison.png",

@@ -76,6 +76,24 @@ def test_cost_to_reach_and_summary():
     assert "| a | 1.00e-03 |" in table and "5 (2/3)" in table
 
 
+def test_paired_comparison_counts_and_exact_wilcoxon():
+    rec = lambda seed, final: {"seed": seed, "regret": [1.0, final]}
+    ref = [rec(k, 1e-4 * (k + 1)) for k in range(20)]
+    # ten to twenty times worse, distinct differences (no tied ranks: the exact null distribution applies)
+    worse = [rec(k, 1e-4 * (k + 1) * 10 ** (1 + k / 100)) for k in range(20)] + [rec(99, 1.0)]  # 99: unpaired
+    c = compare.paired_comparison(ref, worse)
+    assert (c["n"], c["reference_lower"], c["other_lower"], c["ties"]) == (20, 20, 0, 0)
+    assert c["median_log10_ratio"] == pytest.approx(-1.095)
+    # all 20 differences of one sign, no ties: exact two-sided signed-rank p = 2 / 2^20
+    assert c["p_value"] == pytest.approx(2.0 / 2**20, rel=1e-9)
+    mixed = [rec(0, 1e-4), rec(1, 1e-2), rec(2, 0.0)]
+    c = compare.paired_comparison([rec(0, 1e-3), rec(1, 1e-3), rec(2, 0.0)], mixed)
+    assert (c["reference_lower"], c["other_lower"], c["ties"]) == (1, 1, 1)  # exact zeros tie at the floor
+    assert compare.paired_comparison([rec(0, 0.5)], [rec(0, 0.5)])["p_value"] is None
+    table = compare.paired_table({"mumbo-10": ref, "ei": worse})
+    assert "| ei | 20/20 | 0/20 | 0 | -1.10 | 1.9e-06 |" in table
+
+
 def test_compare_cli_end_to_end(tmp_path, capsys):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f"""
@@ -106,6 +124,7 @@ fit_max_iter = 20
             assert all(z == 0 for s in r["per_seed"] for z in s["z"])
     assert (out / "comparison.png").stat().st_size > 10_000
     assert "| ei |" in (out / "table.md").read_text()
+    assert "against ei:" in (out / "table.md").read_text() and "| random | " in (out / "table.md").read_text()
     # --resume keeps finished strategies (nothing is run again); --render-only redraws
     (out / "table.md").unlink()
     assert cli.main(["compare", str(cfg), "--strategies", "ei,random", "--resume"]) == 0
