@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sweeps behind docs/RESULTS.md.
-#  * paper-sized (paper budgets and caps; 20 seeds, 10 on Hartmann-3): currin_full, borehole_full,
-#    hartmann3_full. 1 to 60 minutes per strategy on one core of the 2-core development CPU (see
+#  * paper-sized (paper budgets and caps; 20 seeds, 10 on Hartmann-3 and continuous Currin):
+#    currin_full, borehole_full, hartmann3_full, currin_continuous_full. 1 to 75 minutes per strategy on one core of the 2-core development CPU (see
 #    RESULTS.md); not in the default list. Every strategy of a config:
 #    mumbo-jax compare configs/compare_<problem>.toml
 #  * reduced (2-5 seeds, reduced budgets, sized for a shared 2-core CPU, each a few to ~15 minutes):
@@ -9,7 +9,7 @@
 #
 # Usage: experiments/run_sweeps.sh [overhead] [currin] [currin_budget200] [hartmann3] [currin_continuous] [borehole]
 #                                  [hartmann6] [rosenbrock]        (default: these, in this order)
-#        experiments/run_sweeps.sh currin_full borehole_full hartmann3_full
+#        experiments/run_sweeps.sh currin_full borehole_full hartmann3_full currin_continuous_full
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
@@ -36,7 +36,9 @@ one() {
     borehole_full) run configs/compare_borehole.toml --out docs/results/borehole_full \
         --strategies mumbo-10,ei,mt-ei,mf-gp-ucb,mes,random,mumbo-1 ;;
     hartmann3_full) run configs/compare_hartmann3.toml --seeds 10 --out docs/results/hartmann3_full \
-        --strategies mumbo-10,ei,mes,mf-gp-ucb,mt-ei,mumbo-1 ;;
+        --strategies mumbo-10,ei,mes,mt-ei,mf-gp-ucb ;;
+    currin_continuous_full) run configs/compare_currin_continuous.toml --seeds 10 \
+        --out docs/results/currin_continuous_full --strategies mumbo-10,ei,mes,mt-ei,boca,random ;;
     *) echo "unknown sweep $1" >&2; exit 2 ;;
   esac
 }
