@@ -29,7 +29,9 @@ try:
 except ImportError:  # a plain checkout: import the package beside this script
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from mumbo_jax import acquisitions, fitting as fit, maxvalue, models, posterior, problems  # noqa: E402
+from mumbo_jax.acquisition import acquisitions, maxvalue
+from mumbo_jax.gp import fitting as fit, models, posterior
+from mumbo_jax import problems  # noqa: E402
 
 
 def median_time(fn, repeats):
@@ -65,12 +67,12 @@ def main():
 
     @jax.jit
     def mumbo_all_fidelities(post, cand, gstar):
-        m = posterior._joint_moments_fidelities(post, cand, fids, target)
+        m = posterior.joint_moments_fidelities(post, cand, fids, target)
         return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
 
     @jax.jit
     def moments_only(post, cand):
-        return posterior._joint_moments_fidelities(post, cand, fids, target)
+        return posterior.joint_moments_fidelities(post, cand, fids, target)
 
     t_a = median_time(lambda: mumbo_all_fidelities(post, cand, gstar), args.repeats)
     t_mom = median_time(lambda: moments_only(post, cand), args.repeats)

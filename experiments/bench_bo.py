@@ -36,7 +36,8 @@ try:
 except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from mumbo_jax import loop, problems  # noqa: E402
+from mumbo_jax.bo import loop
+from mumbo_jax import problems  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "bench_bo.jsonl"
 

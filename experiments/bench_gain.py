@@ -16,7 +16,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from mumbo_jax.acquisitions import mes_gain, mumbo_gain, mumbo_gain_simpson  # noqa: E402
+from mumbo_jax.acquisition.acquisitions import mes_gain, mumbo_gain, mumbo_gain_simpson  # noqa: E402
 
 
 def median_time(fn, args, repeats):

@@ -23,7 +23,7 @@ try:
 except ImportError:  # a plain checkout: import the package beside this script
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from mumbo_jax.maxvalue import exact_max_samples, gumbel_max_samples, max_value_quantiles
+from mumbo_jax.acquisition.maxvalue import exact_max_samples, gumbel_max_samples, max_value_quantiles
 
 
 def median_time(fn, *args, repeats=30):

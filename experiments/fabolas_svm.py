@@ -1,14 +1,14 @@
 """FABOLAS-style SVM tuning on digits (paper Section 4.2).
 
 C and gamma of an RBF SVM (log2 in [-10, 10]) on scikit-learn's digits (training
-images nudged to ~5400, see :func:`mumbo_jax.hpo.digits_split`), the training fraction
+images nudged to ~5400, see :func:`mumbo_jax.benchmarks.hpo.digits_split`), the training fraction
 s in [1/64, 1] as a continuous fidelity (the model sees z = log2 s), the full data as
 the target. Three tuners, each under the same wall-clock budget, counting everything
 (evaluations and our own overhead):
 
 * ``mumbo``: FABOLAS' model (basis (z, (1-z)^2) times Matern-5/2), the paper's design
   (10 random settings at 1/64, 1/32, 1/16, 1/8 of the data), then MUMBO per unit of
-  the LEARNED cost (a GP on log seconds, :mod:`mumbo_jax.costmodel`);
+  the LEARNED cost (a GP on log seconds, :mod:`mumbo_jax.gp.costmodel`);
 * ``ei``: expected improvement at the full data (2 d random settings first);
 * ``random``: random search at the full data (no model, no overhead).
 
@@ -40,7 +40,10 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_cpu_enable_async_dispatch", False)
 
-from mumbo_jax import costmodel, hpo, loop, models, optimize, posterior, strategies  # noqa: E402
+from mumbo_jax.gp import costmodel, models, posterior
+from mumbo_jax.benchmarks import hpo
+from mumbo_jax.bo import loop, optimize
+from mumbo_jax import strategies  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 METHODS = ("mumbo", "ei", "random")

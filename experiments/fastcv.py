@@ -40,7 +40,10 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_cpu_enable_async_dispatch", False)
 
-from mumbo_jax import hpo, loop, models, optimize, posterior, strategies  # noqa: E402
+from mumbo_jax.benchmarks import hpo
+from mumbo_jax.bo import loop, optimize
+from mumbo_jax.gp import models, posterior
+from mumbo_jax import strategies  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 METHODS = ("mumbo", "mt_ei", "cv_ei")

@@ -1,17 +1,26 @@
 """mumbo-jax: multi-fidelity and multi-task Bayesian optimisation with MUMBO.
 
-A functional core: model spec -> fitted posterior -> joint moments of (g, y) ->
-samples of the max value g* -> MUMBO's information gain. Every piece is a pure
-function over pytrees that jit-compiles and vmaps.
+Four layers, imports pointing down only:
 
-The numerical core expects float64: call
-``jax.config.update("jax_enable_x64", True)`` before using the library.
+* :mod:`mumbo_jax.gp`: kernels, model specs, hyper-parameter fits, posteriors and the
+  joint moments of (g, y);
+* :mod:`mumbo_jax.acquisition`: max-value samples g*, MUMBO/MES gains, the baselines;
+* :mod:`mumbo_jax.bo`: the maximiser over X x Z, decision rules, ask/tell and the
+  compiled loop;
+* :mod:`mumbo_jax.benchmarks` (problems, real tuning tasks) and :mod:`mumbo_jax.run`
+  (configs, CLI, compare, crash-safe tuning) on top.
+
+Every numerical piece is a pure function over pytrees that jit-compiles and vmaps. The
+numerical core needs float64: call ``jax.config.update("jax_enable_x64", True)`` before
+using the library (the CLI does it for you).
 """
 
-from mumbo_jax.acquisitions import cost_weighted, mes_gain, mumbo_gain
-from mumbo_jax.fitting import fit, fit_params, neg_log_marginal
-from mumbo_jax.maxvalue import exact_max_samples, gumbel_max_samples, sample_gstar
-from mumbo_jax.models import (
+from mumbo_jax.acquisition.acquisitions import cost_weighted, mes_gain, mumbo_gain
+from mumbo_jax.acquisition.maxvalue import exact_max_samples, gumbel_max_samples, sample_gstar
+from mumbo_jax.bo.loop import AskTell, BOSettings, Task, make_task, run_compiled
+from mumbo_jax.bo.optimize import FidelitySpace, Proposal, continuous_fidelity, discrete_fidelities, maximise
+from mumbo_jax.gp.fitting import fit, fit_params, neg_log_marginal
+from mumbo_jax.gp.models import (
     ModelSpec,
     ar1_model,
     default_params,
@@ -19,7 +28,7 @@ from mumbo_jax.models import (
     icm_model,
     product_model,
 )
-from mumbo_jax.posterior import (
+from mumbo_jax.gp.posterior import (
     Moments,
     Posterior,
     Target,
@@ -35,3 +44,17 @@ from mumbo_jax.posterior import (
 )
 
 __version__ = "0.1.0"
+
+__all__ = [
+    # gp
+    "ModelSpec", "icm_model", "ar1_model", "product_model", "fabolas_model", "default_params",
+    "fit", "fit_params", "neg_log_marginal",
+    "Posterior", "Moments", "Target", "condition", "predict", "joint_moments", "joint_moments_fidelities",
+    "target_moments", "target_joint", "target_fidelity", "target_value", "task_mean",
+    # acquisition
+    "sample_gstar", "gumbel_max_samples", "exact_max_samples", "mumbo_gain", "mes_gain", "cost_weighted",
+    # bo
+    "FidelitySpace", "Proposal", "discrete_fidelities", "continuous_fidelity", "maximise",
+    "Task", "make_task", "BOSettings", "AskTell", "run_compiled",
+    "__version__",
+]

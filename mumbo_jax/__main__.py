@@ -2,6 +2,6 @@
 
 import sys
 
-from mumbo_jax.cli import main
+from mumbo_jax.run.cli import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""Tests for mumbo_jax.acquisitions (MUMBO, MES, cost weighting).
+"""Tests for mumbo_jax.acquisition.acquisitions (MUMBO, MES, cost weighting).
 
 The MUMBO reference is independent of the library's (gamma, rho) reduction: the
 entropy of y | g <= g* is integrated with scipy.quad from its density in y units,
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
-from mumbo_jax import acquisitions as acq
-from mumbo_jax.acquisitions import (
+from mumbo_jax.acquisition import acquisitions as acq
+from mumbo_jax.acquisition.acquisitions import (
     cost_weighted,
     esg_gain,
     esg_gain_simpson,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mumbo_jax import cli, plots
+from mumbo_jax.run import cli, plots
 
 TINY = """\
 # a tiny smoke run
@@ -144,7 +144,7 @@ def test_step_interpolation_and_zero_regret(tmp_path):
 def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
     import jax
 
-    from mumbo_jax.cli import _enable_compilation_cache
+    from mumbo_jax.run.cli import _enable_compilation_cache
 
     before = jax.config.jax_compilation_cache_dir
     try:
@@ -161,7 +161,7 @@ def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
 def test_regret_statistics_match_numpy_where_seeds_are_missing():
     import warnings
 
-    from mumbo_jax import plots
+    from mumbo_jax.run import plots
 
     a = (np.array([0.0, 1.0, 2.0]), np.array([3.0, 2.0, 1.0]))
     b = (np.array([0.0, 2.0, 4.0]), np.array([4.0, 2.0, 1.0]))

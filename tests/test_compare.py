@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from mumbo_jax import cli, compare
-from mumbo_jax.config import ConfigError, STRATEGY_PRESETS, load_compare_config, parse_compare_config
+from mumbo_jax.run import cli, compare
+from mumbo_jax.run.config import ConfigError, STRATEGY_PRESETS, load_compare_config, parse_compare_config
 
 BASE = {"compare": {"problem": "forrester", "budget": 30, "strategies": ["mumbo-10", "ei"]}}
 

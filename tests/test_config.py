@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from mumbo_jax import problems
-from mumbo_jax.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
-from mumbo_jax.loop import BOSettings
+from mumbo_jax.benchmarks import problems
+from mumbo_jax.run.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
+from mumbo_jax.bo.loop import BOSettings
 
 # the benchmark run configs (compare_*.toml and tune_*.toml are tested with their commands)
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.toml")

@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax import costmodel, loop, models, optimize, posterior, strategies
+from mumbo_jax.gp import costmodel, models, posterior
+from mumbo_jax.bo import loop, optimize, strategies
 
 BOX = ((-10.0, 10.0), (-10.0, 10.0))
 ZB = (-6.0, 0.0)
@@ -50,7 +51,7 @@ def _matern52(r):
 def test_prediction_matches_a_dense_numpy_gp(continuous_fit):
     model, x, z, cost, fitted = continuous_fit
     p = {k: np.asarray(v) for k, v in fitted.params.items()}
-    L = np.asarray(costmodel._chol_S(model, jnp.asarray(p["S_chol"])))
+    L = np.asarray(costmodel.chol_S(model, jnp.asarray(p["S_chol"])))
     S, ls, noise = L @ L.T, np.exp(p["log_ls"]), model.noise_floor + np.exp(p["log_noise"])
     b = np.asarray(BOX)
 

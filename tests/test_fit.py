@@ -7,7 +7,7 @@ import pytest
 import scipy.optimize
 from jax.flatten_util import ravel_pytree
 
-from mumbo_jax import fitting as fit, models
+from mumbo_jax.gp import fitting as fit, models
 
 from .test_posterior import np_matern52
 
@@ -77,7 +77,7 @@ def test_fit_posterior_interpolates_and_handles_constant_y():
     spec = models.ar1_model([(0.0, 1.0)] * 2, 2)
     x, z, y = _data(spec, 30, seed=5)
     post = fit.fit(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=2)
-    from mumbo_jax import posterior
+    from mumbo_jax.gp import posterior
 
     mu, _ = posterior.predict(post, x, z)
     assert np.max(np.abs(np.asarray(mu) - y)) < 0.1

@@ -7,7 +7,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from mumbo_jax import hpo, loop
+from mumbo_jax.benchmarks import hpo
+from mumbo_jax.bo import loop
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # the settings of tests/test_costmodel.py: the same compiled programs serve both files

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from mumbo_jax import journal as jr
+from mumbo_jax.run import journal as jr
 
 
 def _make(tmp_path, n=3):

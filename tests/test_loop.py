@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax import loop, problems
+from mumbo_jax.bo import loop
+from mumbo_jax.benchmarks import problems
 
 FAST = loop.BOSettings(n_candidates=300, n_starts=4, n_polish_steps=15, fit_restarts=2, fit_max_iter=60,
                        gstar_grid=2000)

@@ -1,4 +1,4 @@
-"""Tests for mumbo_jax.maxvalue: max-value (g*) samplers for MES / MUMBO.
+"""Tests for mumbo_jax.acquisition.maxvalue: max-value (g*) samplers for MES / MUMBO.
 
 References are computed independently with scipy/numpy: quantiles of the product-of-normals
 CDF by brentq on sums of norm.logcdf, and joint-sample maxima with
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from mumbo_jax import maxvalue
-from mumbo_jax.maxvalue import (
+from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.acquisition.maxvalue import (
     exact_max_samples,
     fit_gumbel,
     gumbel_max_samples,
@@ -399,7 +399,7 @@ def test_shape_checks_still_apply_under_jit():
 
 
 def _posterior_2fid(seed=0, n=24):
-    from mumbo_jax import models, posterior
+    from mumbo_jax.gp import models, posterior
 
     rng = np.random.default_rng(seed)
     spec = models.icm_model([(0.0, 1.0), (-2.0, 2.0)], 2)
@@ -410,7 +410,7 @@ def _posterior_2fid(seed=0, n=24):
 
 
 def test_sample_gstar_above_best_posterior_mean_and_methods_agree():
-    from mumbo_jax import posterior
+    from mumbo_jax.gp import posterior
 
     spec, post, x = _posterior_2fid()
     target = posterior.target_fidelity(0)
@@ -432,7 +432,7 @@ def test_sample_gstar_above_best_posterior_mean_and_methods_agree():
 
 
 def test_sample_gstar_jit_vmap_and_errors():
-    from mumbo_jax import posterior
+    from mumbo_jax.gp import posterior
 
     spec, post, _ = _posterior_2fid(1)
     target = posterior.task_mean(2)

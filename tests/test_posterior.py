@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax import models, posterior
+from mumbo_jax.gp import models, posterior
 
 BOUNDS = [(-1.0, 2.0), (10.0, 20.0)]
 ZB = (0.1, 2.0)

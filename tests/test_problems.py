@@ -1,4 +1,4 @@
-"""Tests for mumbo_jax.problems: the Appendix B benchmark functions."""
+"""Tests for mumbo_jax.benchmarks.problems: the Appendix B benchmark functions."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from mumbo_jax import problems as P
+from mumbo_jax.benchmarks import problems as P
 
 ALL = sorted(P.PROBLEMS)
 DISCRETE = [n for n in ALL if P.PROBLEMS[n].is_discrete]

@@ -6,7 +6,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax import baselines, fitting, loop, problems, strategies
+from mumbo_jax.acquisition import baselines
+from mumbo_jax.gp import fitting
+from mumbo_jax.bo import loop, strategies
+from mumbo_jax.benchmarks import problems
 
 SMALL = dict(n_candidates=200, n_starts=2, n_polish_steps=3, gstar_grid=500)
 

@@ -4,7 +4,8 @@ versions in test_loop.py."""
 import numpy as np
 import pytest
 
-from mumbo_jax import loop, problems
+from mumbo_jax.bo import loop
+from mumbo_jax.benchmarks import problems
 
 
 @pytest.mark.slow

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mumbo_jax import cli, examples, tuning
-from mumbo_jax import journal as jr
-from mumbo_jax.config import ConfigError
+from mumbo_jax.run import cli, tuning
+from mumbo_jax.benchmarks import examples
+from mumbo_jax.run import journal as jr
+from mumbo_jax.run.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -29,7 +30,7 @@ N_DESIGN = 8  # 2 d points at each of 2 fidelities, d = 2
 def config(**sections) -> dict:
     """A valid TOML-like config (train_demo, 2 fidelities), sections overridden."""
     cfg = {
-        "objective": {"function": "mumbo_jax.examples:train_demo", "direction": "maximise"},
+        "objective": {"function": "mumbo_jax.benchmarks.examples:train_demo", "direction": "maximise"},
         "parameters": {"learning_rate": {"low": 1e-4, "high": 1.0, "log": True},
                        "weight_decay": {"low": 1e-6, "high": 0.1, "log": True}},
         "fidelity": {"kind": "discrete", "costs": [10.0, 1.0], "values": [1.0, 0.1]},
@@ -71,7 +72,7 @@ def test_example_config_loads_and_roundtrips():
     cfg = tuning.load_tune_config(ROOT / "configs" / "tune_example.toml")
     assert cfg.names == ["learning_rate", "weight_decay"] and all(p.log for p in cfg.parameters)
     assert cfg.discrete and cfg.costs == (10.0, 1.0) and cfg.fidelity_value(1) == 0.1
-    assert cfg.time_limit_s == 30.0 and cfg.isolate and cfg.objective == "mumbo_jax.examples:train_demo"
+    assert cfg.time_limit_s == 30.0 and cfg.isolate and cfg.objective == "mumbo_jax.benchmarks.examples:train_demo"
     again = tuning.parse_tune_config(cfg.to_dict(), source=cfg.source, base_dir=cfg.base_dir)
     assert again == cfg
 
@@ -150,12 +151,12 @@ def test_toml_file_errors(tmp_path):
 
 
 def test_resolve_objective_by_module_and_by_file(tmp_path):
-    assert tuning.resolve_objective("mumbo_jax.examples:train_demo") is examples.train_demo
+    assert tuning.resolve_objective("mumbo_jax.benchmarks.examples:train_demo") is examples.train_demo
     write_objective(tmp_path, "def f(x, z):\n    return x['a'] * 2\n", "my_obj.py")
     f = tuning.resolve_objective("my_obj.py:f", base_dir=str(tmp_path))  # relative to the config's folder
     assert f({"a": 2.0}, 0) == 4.0
-    for ref, words in [("no_such_module_xyz:f", "cannot import"), ("mumbo_jax.examples:nope", "no attribute"),
-                       ("mumbo_jax.examples:DIVERGES_ABOVE", "not callable"), ("missing.py:f", "no file")]:
+    for ref, words in [("no_such_module_xyz:f", "cannot import"), ("mumbo_jax.benchmarks.examples:nope", "no attribute"),
+                       ("mumbo_jax.benchmarks.examples:DIVERGES_ABOVE", "not callable"), ("missing.py:f", "no file")]:
         with pytest.raises(ConfigError, match=words):
             tuning.resolve_objective(ref, base_dir=str(tmp_path))
 
@@ -433,7 +434,7 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "missing section [parameters]" in capsys.readouterr().err
     assert cli.main(["resume", str(tmp_path / "nothing")]) == 2
     good = tmp_path / "good.toml"
-    good.write_text('[objective]\nfunction = "mumbo_jax.examples:train_demo"\ndirection = "maximise"\n'
+    good.write_text('[objective]\nfunction = "mumbo_jax.benchmarks.examples:train_demo"\ndirection = "maximise"\n'
                     '[parameters]\nlearning_rate = {low = 1e-4, high = 1.0, log = true}\n'
                     'weight_decay = {low = 1e-6, high = 0.1, log = true}\n'
                     '[fidelity]\nkind = "discrete"\ncosts = [10.0, 1.0]\nvalues = [1.0, 0.1]\n'
@@ -448,7 +449,7 @@ def test_cli_exit_codes(tmp_path, capsys):
 
 KILL_CONFIG = """\
 [objective]
-function = "mumbo_jax.examples:slow_train_demo"
+function = "mumbo_jax.benchmarks.examples:slow_train_demo"
 direction = "maximise"
 
 [parameters]
@@ -525,7 +526,7 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path, n_total):
 
 
 def test_learned_cost_from_measured_seconds_drives_the_decisions(tmp_path, monkeypatch):
-    from mumbo_jax import costmodel
+    from mumbo_jax.gp import costmodel
 
     fits = []
     real_fit = costmodel.fit_cost

@@ -1,5 +1,5 @@
 """Evaluating a tuning objective: loading it, calling it, checking what it returns, and
-the worker process that does this under a time limit (:mod:`mumbo_jax.tuning`).
+the worker process that does this under a time limit (:mod:`mumbo_jax.run.tuning`).
 
 The worker is started as a script by path (``python .../_tuning_worker.py``), not with
 :mod:`multiprocessing`: it imports only the objective's module (not mumbo_jax, nor JAX

@@ -1,14 +1,14 @@
 """Decision rules: given a fitted posterior (and g* samples), choose the next (x, z).
 
 A strategy is a name in :data:`STRATEGIES`; :func:`propose` dispatches on it. Every
-rule shares the model, the g* sampler and the maximiser of :mod:`mumbo_jax.optimize`,
+rule shares the model, the g* sampler and the maximiser of :mod:`mumbo_jax.bo.optimize`,
 so strategies differ only in what they maximise:
 
 * ``"mumbo"``: MUMBO's information gain about g* per unit cost, over X x Z.
 * ``"mes"``: max-value entropy search at the target fidelity only.
 * ``"random"``: uniform x at the target fidelity.
 
-The paper's baselines (:mod:`mumbo_jax.baselines` has the acquisitions and their
+The paper's baselines (:mod:`mumbo_jax.acquisition.baselines` has the acquisitions and their
 sources):
 
 * ``"ei"``, ``"ucb"``: expected improvement / GP-UCB of the target, at the target only.
@@ -19,7 +19,7 @@ sources):
 * ``"mtbo"``: entropy search over the optimum's location per unit cost (Swersky et al.
   2013, FABOLAS), over X x Z.
 
-The ``task`` argument is a :class:`mumbo_jax.loop.Task` (model spec, target, fidelity
+The ``task`` argument is a :class:`mumbo_jax.bo.loop.Task` (model spec, target, fidelity
 space); it is used by attribute only, so this module does not import the loops.
 """
 
@@ -28,7 +28,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from mumbo_jax import acquisitions, baselines, optimize, posterior
+from mumbo_jax.acquisition import acquisitions, baselines
+from mumbo_jax.bo import optimize
+from mumbo_jax.gp import posterior
 
 STRATEGIES = ("mumbo", "mes", "random", "ei", "ucb", "mt_ei", "mf_gp_ucb", "boca", "mtbo")
 # strategies that use samples of g* (the others skip the sampler)
@@ -46,13 +48,13 @@ MTBO_POOL = 2000
 
 def mumbo_alpha(post, target, gstar, x, z):
     """MUMBO's gain ``[M]`` at inputs ``x [M, d]`` and fidelities ``z [M]``."""
-    m = posterior._joint_moments(post, x, z, target)
+    m = posterior.joint_moments(post, x, z, target)
     return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
 
 
 def mes_alpha(post, target, gstar, x, z):
     """MES gain ``[M]`` of observing g itself at ``x [M, d]`` (z is ignored)."""
-    mu, var = posterior._target_moments(post, x, target)
+    mu, var = posterior.target_moments(post, x, target)
     return acquisitions.mes_gain(mu, var, gstar)
 
 
@@ -85,19 +87,19 @@ def propose(settings, task, post: posterior.Posterior, gstar, key, cost=None) ->
     """The next evaluation under ``settings.strategy``.
 
     Args:
-        settings: :class:`mumbo_jax.loop.BOSettings` (static).
-        task: :class:`mumbo_jax.loop.Task`.
+        settings: :class:`mumbo_jax.bo.loop.BOSettings` (static).
+        task: :class:`mumbo_jax.bo.loop.Task`.
         post: the posterior fitted to the data so far.
         gstar: ``[N]`` samples of g* (ignored by strategies not in :data:`USES_GSTAR`).
         key: PRNG key of the maximiser.
         cost: optional learned cost ``c(x [M, d], z [M]) -> [M]`` (a
-            ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.costmodel.cost_function`):
+            ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.gp.costmodel.cost_function`):
             the maximiser then scores ``alpha(x, z) / c(x, z)`` instead of dividing by
             the task's known ``cost(z)`` (the proposal's ``score`` and ``alpha`` are both
             per unit of the learned cost). ``None`` keeps the known cost.
 
     Returns:
-        :class:`mumbo_jax.optimize.Proposal`.
+        :class:`mumbo_jax.bo.optimize.Proposal`.
     """
     s = settings.strategy
     check_strategy_for_task(s, task)
@@ -124,7 +126,7 @@ def propose(settings, task, post: posterior.Posterior, gstar, key, cost=None) ->
     if cost is not None:
         acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
         space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost))
-    return optimize._maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
+    return optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
                               settings.n_starts, settings.n_polish_steps, settings.learning_rate)
 
 
@@ -196,7 +198,7 @@ def _two_stage(settings, task, post, key, cost) -> optimize.Proposal:
         acq = jax.tree_util.Partial(baselines.mf_gp_ucb_alpha, post, zeta, beta)
     else:  # boca
         acq = jax.tree_util.Partial(baselines.ucb_alpha, post, target, beta)
-    first = optimize._maximise(key, acq, bounds, space, settings.n_candidates, settings.n_starts,
+    first = optimize.maximise(key, acq, bounds, space, settings.n_candidates, settings.n_starts,
                                settings.n_polish_steps, settings.learning_rate)
     x = first.x
     zs = _fidelity_choices(task)
@@ -207,7 +209,7 @@ def _two_stage(settings, task, post, key, cost) -> optimize.Proposal:
         ei = baselines.fidelity_ei(post, xs, zs, etas)
         i = jnp.argmax(ei / costs)
         return optimize.Proposal(x, zs[i], ei[i] / costs[i], ei[i])
-    _, var = posterior._predict(post, xs, zs)
+    _, var = posterior.predict(post, xs, zs)
     sd = jnp.sqrt(var)
     if s == "mf_gp_ucb":
         z = baselines.mf_gp_ucb_fidelity(sd, beta, gamma, costs, int(task.target_z[0])).astype(zs.dtype)
@@ -217,7 +219,7 @@ def _two_stage(settings, task, post, key, cost) -> optimize.Proposal:
         xi = baselines.prior_information_gap(post, x, zs, z0)
         c0 = _costs_at(task, cost, x, z0[None])[0]
         q = baselines.boca_exponent(task.spec.dim)
-        zt = posterior._internal_target(post, target)[0]
+        zt = posterior.internal_target(post, target)[0]
         coeff = baselines.boca_coefficient(jnp.abs(post.z - zt) < 1e-9, _bo_evaluations(task, post))
         z = baselines.boca_fidelity(zs, sd, xi, costs, c0, beta, baselines.data_range(post), q, z0, coeff)
         i = jnp.argmin(jnp.abs(zs - z))

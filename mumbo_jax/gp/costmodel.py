@@ -15,20 +15,20 @@ kernel over the fidelity times a Matern-5/2 kernel over the hyper-parameters:
   structure in x).
 
 S = L L^T (L lower triangular), k_X is the library's ARD Matern-5/2
-(:func:`mumbo_jax.kernels.matern52_ard`), log costs are standardised, and the
+(:func:`mumbo_jax.gp.kernels.matern52_ard`), log costs are standardised, and the
 hyper-parameters are fitted by weakly regularised maximum marginal likelihood with the
 library's optax L-BFGS driver from several starts (``lax.map``). The library's model
-kinds (:mod:`mumbo_jax.models`) have no linear basis over z, so the kernel lives here;
-fitting reuses :mod:`mumbo_jax.fitting`'s optimiser and the prediction the
-factorise-once pattern of :mod:`mumbo_jax.posterior`.
+kinds (:mod:`mumbo_jax.gp.models`) have no linear basis over z, so the kernel lives here;
+fitting reuses :mod:`mumbo_jax.gp.fitting`'s optimiser and the prediction the
+factorise-once pattern of :mod:`mumbo_jax.gp.posterior`.
 
 Prediction: the GP gives log c ~ N(mu, v). :func:`predict_cost` returns the median
 exp(mu) (``prediction="median"``, as FABOLAS divides by exp of the predicted log cost)
 or the log-normal mean exp(mu + v / 2) (``prediction="mean"``).
 
 Plugging it into a strategy: :func:`cost_function` gives a traceable ``c(x, z)`` that
-:func:`mumbo_jax.strategies.propose` (argument ``cost``) divides the acquisition by
-inside the maximiser; :class:`mumbo_jax.loop.AskTell` (argument ``cost_model``) refits
+:func:`mumbo_jax.bo.strategies.propose` (argument ``cost``) divides the acquisition by
+inside the maximiser; :class:`mumbo_jax.bo.loop.AskTell` (argument ``cost_model``) refits
 it on the told costs before each proposal.
 """
 
@@ -44,7 +44,7 @@ from jax.scipy.linalg import solve_triangular
 from tinygp import GaussianProcess
 from tinygp import kernels as tk
 
-from mumbo_jax import fitting, kernels, models, posterior
+from mumbo_jax.gp import fitting, kernels, models, posterior
 
 PREDICTIONS = ("median", "mean")
 _VAR_FLOOR = 1e-12
@@ -86,7 +86,7 @@ class CostModel:
 
 
 def _check_common(bounds, n_restarts, max_iter, prediction):
-    checked = models._check_bounds(bounds)  # the GP models' own check of the search box
+    checked = models.check_bounds(bounds)  # the GP models' own check of the search box
     for name, v in (("n_restarts", n_restarts), ("max_iter", max_iter)):
         if int(v) != v or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -115,7 +115,7 @@ def discrete_cost_model(bounds, n_fidelities: int, n_restarts: int = 3, max_iter
 
 
 def cost_model_for(task, **kwargs) -> CostModel:
-    """The cost model matching a :class:`mumbo_jax.loop.Task`'s search box and fidelities."""
+    """The cost model matching a :class:`mumbo_jax.bo.loop.Task`'s search box and fidelities."""
     spec = task.spec
     if spec.discrete:
         return discrete_cost_model(spec.bounds, spec.n_fidelities, **kwargs)
@@ -147,7 +147,7 @@ def _tril_size(p):
     return p * (p + 1) // 2
 
 
-def _chol_S(model: CostModel, s_chol):
+def chol_S(model: CostModel, s_chol):
     """Lower-triangular L from its packed entries (log of the diagonal)."""
     p = model.n_basis
     rows, cols = np.tril_indices(p)
@@ -166,14 +166,14 @@ def default_params(model: CostModel) -> dict:
 
 
 def build_kernel(model: CostModel, params: dict) -> BasisKernel:
-    L = _chol_S(model, params["S_chol"])
+    L = chol_S(model, params["S_chol"])
     return BasisKernel(kernels.matern52_ard(jnp.exp(params["log_ls"])), L @ L.T, model.discrete)
 
 
 def _log_prior(model: CostModel, params: dict):
-    """Weak priors as in :func:`mumbo_jax.models.log_prior`: lengthscales ~ logN(log 0.5,
+    """Weak priors as in :func:`mumbo_jax.gp.models.log_prior`: lengthscales ~ logN(log 0.5,
     1.2^2) and diag(S) ~ logN(0, 1.5^2)."""
-    L = _chol_S(model, params["S_chol"])
+    L = chol_S(model, params["S_chol"])
     diag_s = jnp.sum(L**2, axis=1)
     lp = -0.5 * jnp.sum(jnp.square((params["log_ls"] - jnp.log(0.5)) / 1.2))
     return lp - 0.5 * jnp.sum(jnp.square(jnp.log(diag_s) / 1.5))
@@ -229,8 +229,8 @@ def _noise(model: CostModel, params):
 def _masked_gp(model, params, xu, zu, mask):
     """Padded rows (mask 0) become independent N(0, 1) points with y = 0: they add a
     constant to the log likelihood and nothing to predictions (as in
-    :func:`mumbo_jax.posterior.masked_gp`)."""
-    kernel = posterior._Masked(build_kernel(model, params))
+    :func:`mumbo_jax.gp.posterior.masked_gp`)."""
+    kernel = posterior.Masked(build_kernel(model, params))
     return GaussianProcess(kernel, (xu, zu, mask), diag=mask * _noise(model, params) + (1.0 - mask))
 
 
@@ -274,7 +274,7 @@ def _fit(model: CostModel, x, z, log_cost, mask, key) -> FittedCost:
     inits = jax.vmap(perturbed)(jax.random.split(key, model.n_restarts))
     inits = jax.tree_util.tree_map(lambda r, v: r.at[0].set(v), inits, base)
     objective = lambda p: _neg_log_marginal(model, p, xu, zu, y, mask)
-    params, losses = jax.lax.map(lambda p: fitting._lbfgs(objective, p, model.max_iter, 1e-5), inits)
+    params, losses = jax.lax.map(lambda p: fitting.lbfgs(objective, p, model.max_iter, 1e-5), inits)
     ok = jnp.isfinite(losses) & jax.tree_util.tree_reduce(
         jnp.logical_and,
         jax.tree_util.tree_map(lambda a: jnp.all(jnp.isfinite(a.reshape(model.n_restarts, -1)), axis=1), params))
@@ -384,5 +384,5 @@ def predict_cost(fitted: FittedCost, x, z):
 def cost_function(fitted: FittedCost) -> jax.tree_util.Partial:
     """``c(x [M, d], z [M]) -> [M]`` as a ``jax.tree_util.Partial`` (traceable,
     differentiable in x and a continuous z): the ``cost`` argument of
-    :func:`mumbo_jax.strategies.propose`."""
+    :func:`mumbo_jax.bo.strategies.propose`."""
     return jax.tree_util.Partial(_predict_cost, fitted)

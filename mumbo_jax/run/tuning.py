@@ -10,8 +10,8 @@ The objective is plain Python, ``objective(x, fidelity)``:
   A returned cost replaces the configured cost of that evaluation in the budget (the
   configured costs still drive the decisions, information per unit cost).
 
-The run is :class:`mumbo_jax.loop.AskTell` (the initial design first, then the strategy's
-proposals) with a journal (:mod:`mumbo_jax.journal`): the header (configuration) is
+The run is :class:`mumbo_jax.bo.loop.AskTell` (the initial design first, then the strategy's
+proposals) with a journal (:mod:`mumbo_jax.run.journal`): the header (configuration) is
 synced before the first evaluation and every evaluation is appended and fsync'ed as
 soon as it returns. :func:`resume` (``mumbo-jax resume RUN_DIR``) replays the journal
 through ``AskTell.from_state`` (the told data and the last fitted hyper-parameters) and
@@ -37,7 +37,7 @@ Where an evaluation runs: in-process by default (no start-up cost, any callable,
 shared memory and accelerators; but a hang blocks the run and a crash, segfault or
 out-of-memory kill ends it; ``resume`` then recovers). With ``time_limit_s`` (or
 ``isolate = true``) each evaluation runs in a worker process
-(:mod:`mumbo_jax._tuning_worker`, a fresh Python that imports only the objective's
+(:mod:`mumbo_jax.run._tuning_worker`, a fresh Python that imports only the objective's
 module): an overrun is killed and recorded as a failure, and so is a worker that dies;
 the cost is a process start (the objective module's imports) at the beginning and
 after each kill, module-level state of the objective lives in the worker (and is lost
@@ -54,7 +54,7 @@ lost (it is not in the journal).
 The configuration (all sections but ``[run]`` and ``[acquisition]`` required)::
 
     [objective]
-    function = "mumbo_jax.examples:train_demo"  # "module:function" or "path/file.py:function"
+    function = "mumbo_jax.benchmarks.examples:train_demo"  # "module:function" or "path/file.py:function"
     direction = "maximise"                    # or "minimise"
     time_limit_s = 60.0                       # optional: seconds per evaluation (worker process)
     isolate = false                           # optional: worker process even without a limit
@@ -81,20 +81,20 @@ The configuration (all sections but ``[run]`` and ``[acquisition]`` required)::
     evaluations = 60                          # total evaluations, failed ones included
 
     [run]
-    strategy = "mumbo"                        # a name in mumbo_jax.strategies.STRATEGIES
+    strategy = "mumbo"                        # a name in mumbo_jax.bo.strategies.STRATEGIES
     seed = 0
     out = "runs/my_tuning"                    # default runs/<config stem>
 
-    [acquisition]                             # optional: mumbo_jax.loop.BOSettings fields
+    [acquisition]                             # optional: mumbo_jax.bo.loop.BOSettings fields
     n_candidates = 2000
 
 With ``learn_cost = true`` each evaluation costs what the objective reports, or else its
 measured seconds, and the decisions divide the acquisition by a GP on log cost over
-(x, z) (:mod:`mumbo_jax.costmodel`, refitted before every decision) instead of the
+(x, z) (:mod:`mumbo_jax.gp.costmodel`, refitted before every decision) instead of the
 configured costs, which then only describe the fidelities.
 
 A relative ``path/file.py`` in ``function`` is relative to the config file's folder.
-Every problem in the file raises :class:`mumbo_jax.config.ConfigError` naming the key.
+Every problem in the file raises :class:`mumbo_jax.run.config.ConfigError` naming the key.
 
 Output in the run folder: ``journal.jsonl``, ``results.json`` (every evaluation, the
 incumbent, counts, cost and the wall-clock split) and ``tuning.png``.
@@ -117,11 +117,11 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from mumbo_jax import _tuning_worker as _tw
-from mumbo_jax.config import (CONTINUOUS_MODELS, DISCRETE_MODELS, ConfigError, _toml_type, _type_ok,
+from mumbo_jax.run import _tuning_worker as _tw
+from mumbo_jax.run.config import (CONTINUOUS_MODELS, DISCRETE_MODELS, ConfigError, _toml_type, _type_ok,
                               check_acquisition, check_table, read_toml)
-from mumbo_jax.journal import JOURNAL_NAME, Journal, JournalError
-from mumbo_jax.strategies import STRATEGIES
+from mumbo_jax.run.journal import JOURNAL_NAME, Journal, JournalError
+from mumbo_jax.bo.strategies import STRATEGIES
 
 __all__ = ["Parameter", "TuneConfig", "load_tune_config", "parse_tune_config", "resolve_objective",
            "make_tune_task", "tune", "resume", "results_from_journal", "plot_tuning", "RESULTS_NAME",
@@ -250,8 +250,8 @@ class TuneConfig:
         return self.direction == "maximise"
 
     def settings(self):
-        """The :class:`mumbo_jax.loop.BOSettings` of the run."""
-        from mumbo_jax.loop import BOSettings
+        """The :class:`mumbo_jax.bo.loop.BOSettings` of the run."""
+        from mumbo_jax.bo.loop import BOSettings
 
         return BOSettings(strategy=self.strategy, **dict(self.acquisition))
 
@@ -475,13 +475,14 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
 
 
 def make_tune_task(cfg: TuneConfig):
-    """The :class:`mumbo_jax.loop.Task` of a configuration: the model over the internal
+    """The :class:`mumbo_jax.bo.loop.Task` of a configuration: the model over the internal
     box (log10 for log-scale parameters), the target (fidelity 0, or ``target``) and the
     configured costs."""
     import jax
     import jax.numpy as jnp
 
-    from mumbo_jax import loop, models, optimize, posterior
+    from mumbo_jax.bo import loop, optimize
+    from mumbo_jax.gp import models, posterior
 
     bounds = [p.internal_bounds for p in cfg.parameters]
     if cfg.discrete:
@@ -541,7 +542,7 @@ def _worker_ref(objective) -> str:
 
 
 class _Worker:
-    """One worker process running :mod:`mumbo_jax._tuning_worker` (started lazily,
+    """One worker process running :mod:`mumbo_jax.run._tuning_worker` (started lazily,
     replaced after a kill or a crash). ``time_limit`` of ``None`` waits forever."""
 
     START_TIMEOUT_S = 120.0
@@ -625,9 +626,10 @@ def _fmt(v, spec=".4g") -> str:
 
 
 def _replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False):
-    """An :class:`~mumbo_jax.loop.AskTell` holding the journal's successful evaluations
+    """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations
     and the last recorded hyper-parameters (the warm start of the next fit)."""
-    from mumbo_jax import loop, models
+    from mumbo_jax.bo import loop
+    from mumbo_jax.gp import models
 
     ok = [r for r in evals if r["status"] == "ok"]
     params = next((r["params"] for r in reversed(evals) if r.get("params") is not None), None)
@@ -637,7 +639,7 @@ def _replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = Fal
              "costs": [r["cost"] for r in ok], "params": params}
     cost_model = None
     if learn_cost:
-        from mumbo_jax import costmodel
+        from mumbo_jax.gp import costmodel
 
         cost_model = costmodel.cost_model_for(task)
     return loop.AskTell.from_state(task, settings, state, cost_model=cost_model)
@@ -1096,7 +1098,7 @@ def resume(run_dir, objective: Callable | str | None = None, stream=None) -> dic
             objective = header.get("objective")
             if objective is None:
                 raise ConfigError("this run's objective was a Python callable that cannot be imported by name; "
-                                  "resume it from Python: mumbo_jax.tuning.resume(run_dir, objective=f)")
+                                  "resume it from Python: mumbo_jax.run.tuning.resume(run_dir, objective=f)")
         if isinstance(objective, str):
             resolve_objective(objective, cfg.base_dir)
         print(f"mumbo-jax resume: {run_dir}/ ({sum(r.get('type') == 'eval' for r in records)} evaluations in the "

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import kernels
+from mumbo_jax.gp import kernels
 
 KINDS = ("icm", "ar1", "product", "fabolas")
 DISCRETE_KINDS = ("icm", "ar1")
@@ -69,7 +69,7 @@ class ModelSpec:
         return self.n_fidelities if self.discrete else 1
 
 
-def _check_bounds(bounds, name="bounds"):
+def check_bounds(bounds, name="bounds"):
     arr = np.asarray(bounds, dtype=float)
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 1:
         raise ValueError(f"{name} must have shape [d, 2] (lower, upper pairs), got {arr.shape}")
@@ -105,7 +105,7 @@ def _discrete_spec(kind, bounds, n_fidelities, rank, noise, noise_floor):
     n_fidelities = int(n_fidelities)
     return ModelSpec(
         kind=kind,
-        bounds=_check_bounds(bounds),
+        bounds=check_bounds(bounds),
         n_fidelities=n_fidelities,
         rank=int(rank),
         noise=_check_noise(noise, n_fidelities),
@@ -114,10 +114,10 @@ def _discrete_spec(kind, bounds, n_fidelities, rank, noise, noise_floor):
 
 
 def _continuous_spec(kind, bounds, fidelity_bounds, noise, noise_floor):
-    (zb,) = _check_bounds([fidelity_bounds], "fidelity_bounds")
+    (zb,) = check_bounds([fidelity_bounds], "fidelity_bounds")
     return ModelSpec(
         kind=kind,
-        bounds=_check_bounds(bounds),
+        bounds=check_bounds(bounds),
         fidelity_bounds=zb,
         noise=_check_noise(noise, 1),
         noise_floor=float(noise_floor),

@@ -28,8 +28,8 @@ from jax.scipy.linalg import solve_triangular
 from tinygp import GaussianProcess
 from tinygp import kernels as tk
 
-from mumbo_jax import models
-from mumbo_jax.models import ModelSpec, Scaling
+from mumbo_jax.gp import models
+from mumbo_jax.gp.models import ModelSpec, Scaling
 
 _VAR_FLOOR = 1e-12  # standardised units: round-off can make a posterior variance <= 0
 
@@ -106,7 +106,7 @@ class Posterior:
     noise: jax.Array
 
 
-class _Masked(tk.Kernel):
+class Masked(tk.Kernel):
     """k((x,z,m),(x',z',m')) = m m' k((x,z),(x',z')): padded rows drop out."""
 
     k: tk.Kernel
@@ -116,15 +116,15 @@ class _Masked(tk.Kernel):
         return m1 * m2 * self.k.evaluate((x1, z1), (x2, z2))
 
 
-def _noise_index(spec: ModelSpec, z):
+def noise_index(spec: ModelSpec, z):
     return z if spec.discrete else jnp.zeros(jnp.shape(z), jnp.int32)
 
 
 def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise) -> GaussianProcess:
     """tinygp GP on internal inputs; padded rows (mask 0) become independent N(0, 1)
     with y = 0, which adds only a constant to the log likelihood."""
-    kernel = _Masked(models.build_kernel(spec, params))
-    diag = mask * noise[_noise_index(spec, zu)] + (1.0 - mask)
+    kernel = Masked(models.build_kernel(spec, params))
+    diag = mask * noise[noise_index(spec, zu)] + (1.0 - mask)
     return GaussianProcess(kernel, (xu, zu, mask), diag=diag)
 
 
@@ -152,7 +152,7 @@ def condition(spec: ModelSpec, params: dict, x, z, y, mask=None, scaling: Scalin
 
     Args:
         spec: the model.
-        params: hyper-parameters (see :func:`mumbo_jax.models.default_params`).
+        params: hyper-parameters (see :func:`mumbo_jax.gp.models.default_params`).
         x: ``[n, d]`` inputs in the box of ``spec``; z: ``[n]`` fidelities; y: ``[n]``.
         mask: optional ``[n]`` 0/1 weights marking padding in fixed-size buffers.
         scaling: optional fixed scaling (default: from ``spec.bounds`` and the data).
@@ -166,14 +166,14 @@ def condition(spec: ModelSpec, params: dict, x, z, y, mask=None, scaling: Scalin
 # --------------------------------------------------------------------------- prediction
 
 
-def _internal_target(post: Posterior, target: Target):
+def internal_target(post: Posterior, target: Target):
     z = jnp.asarray(target.z)
     if post.spec.discrete:
         return z.astype(jnp.int32)
     return (z - post.scaling.z_lower) / post.scaling.z_width
 
 
-def _check_target(spec: ModelSpec, target: Target):
+def check_target(spec: ModelSpec, target: Target):
     z, w = target
     if isinstance(z, jax.core.Tracer) or isinstance(w, jax.core.Tracer):
         return
@@ -199,10 +199,10 @@ def _paired(kernel, xu, za, zb):
     return jax.vmap(kernel.evaluate)((xu, za), (xu, zb))
 
 
-def _target_part(post: Posterior, kernel, xu, target: Target):
+def target_part(post: Posterior, kernel, xu, target: Target):
     """Standardised mean and variance of g at ``xu`` ([M]) and its whitened
     cross-covariance ``v_g = L^-1 k_n(g)`` ([n, M])."""
-    zt = _internal_target(post, target)
+    zt = internal_target(post, target)
     w = jnp.asarray(target.weights, xu.dtype)
     m = xu.shape[0]
     # k_n(g) is linear in the target weights: one cross-covariance per target point.
@@ -234,7 +234,7 @@ def _fidelity_part(post: Posterior, kernel, xu, zu, v_g, zt, w):
 
     prior_cov = sum(w[j] * _paired(kernel, xu, zu, jnp.full(zu.shape, zt[j])) for j in range(zt.shape[0]))
     cov = prior_cov - jnp.sum(v_f * v_g, axis=0)
-    var_y = jnp.maximum(var, _VAR_FLOOR) + post.noise[_noise_index(post.spec, zu)]
+    var_y = jnp.maximum(var, _VAR_FLOOR) + post.noise[noise_index(post.spec, zu)]
     return mean, var_y, cov
 
 
@@ -248,7 +248,7 @@ def _to_raw(post: Posterior, mu_g, var_g, mu_y, var_y, cov) -> Moments:
 def _joint_moments(post, x, z, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
-    mu_g, var_g, v_g, zt, w = _target_part(post, kernel, xu, target)
+    mu_g, var_g, v_g, zt, w = target_part(post, kernel, xu, target)
     mu_y, var_y, cov = _fidelity_part(post, kernel, xu, zu, v_g, zt, w)
     return _to_raw(post, mu_g, var_g, mu_y, var_y, cov)
 
@@ -266,7 +266,7 @@ def joint_moments(post: Posterior, x, z, target: Target) -> Moments:
         includes the observation noise at fidelity z.
     """
     x, z = models.check_inputs(post.spec, x, z)
-    _check_target(post.spec, target)
+    check_target(post.spec, target)
     return _joint_moments(post, x, z, target)
 
 
@@ -274,7 +274,7 @@ def joint_moments(post: Posterior, x, z, target: Target) -> Moments:
 def _joint_moments_fidelities(post, x, zs, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, post.scaling, x, zs[0])
-    mu_g, var_g, v_g, zt, w = _target_part(post, kernel, xu, target)
+    mu_g, var_g, v_g, zt, w = target_part(post, kernel, xu, target)
 
     def one(z):
         _, zu = models.scale_inputs(post.spec, post.scaling, x, jnp.full(x.shape[0], z))
@@ -293,7 +293,7 @@ def joint_moments_fidelities(post: Posterior, x, fidelities, target: Target) -> 
     x, _ = models.check_inputs(post.spec, x, jnp.full(jnp.shape(x)[0], fidelities[0]))
     for f in np.asarray(fidelities) if not isinstance(fidelities, jax.core.Tracer) else ():
         models.check_inputs(post.spec, x[:1], jnp.asarray([f]), name_z="fidelities")
-    _check_target(post.spec, target)
+    check_target(post.spec, target)
     return _joint_moments_fidelities(post, x, fidelities, target)
 
 
@@ -303,7 +303,7 @@ def _check_target_inputs(post: Posterior, x, target: Target):
     m = jnp.shape(x)[0]
     z = jnp.zeros(m, jnp.int32) if spec.discrete else jnp.full(m, spec.fidelity_bounds[0])
     x, _ = models.check_inputs(spec, x, z)
-    _check_target(spec, target)
+    check_target(spec, target)
     return x
 
 
@@ -311,7 +311,7 @@ def _check_target_inputs(post: Posterior, x, target: Target):
 def _target_moments(post, x, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, post.scaling, x, jnp.zeros(x.shape[0]))
-    mean, var, *_ = _target_part(post, kernel, xu, target)
+    mean, var, *_ = target_part(post, kernel, xu, target)
     s = post.scaling.y_scale
     return mean * s + post.scaling.y_mean, var * s * s
 
@@ -326,9 +326,9 @@ def target_moments(post: Posterior, x, target: Target):
 def _target_joint(post, x, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, post.scaling, x, jnp.zeros(x.shape[0]))
-    zt, w = _internal_target(post, target), jnp.asarray(target.weights, xu.dtype)
+    zt, w = internal_target(post, target), jnp.asarray(target.weights, xu.dtype)
     m, J = xu.shape[0], zt.shape[0]
-    mean, _, v_g, _, _ = _target_part(post, kernel, xu, target)
+    mean, _, v_g, _, _ = target_part(post, kernel, xu, target)
     prior = sum(
         w[i] * w[j] * kernel((xu, jnp.full(m, zt[i])), (xu, jnp.full(m, zt[j])))
         for i in range(J) for j in range(J)

@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mumbo_jax import models, posterior
-from mumbo_jax.models import ModelSpec, Scaling
+from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp.models import ModelSpec, Scaling
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -36,7 +36,7 @@ def neg_log_marginal(spec: ModelSpec, params: dict, scaling: Scaling, x, z, y, m
     return -(log_lik + models.log_prior(spec, params))
 
 
-def _lbfgs(fun, init, max_iter, tol):
+def lbfgs(fun, init, max_iter, tol):
     """Minimise ``fun`` from ``init`` with optax L-BFGS inside a while_loop."""
     opt = optax.lbfgs()
     value_and_grad = optax.value_and_grad_from_state(fun)
@@ -67,7 +67,7 @@ def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_
         ``(params, loss, losses [R])``.
     """
     objective = lambda p: neg_log_marginal(spec, p, scaling, x, z, y, mask)
-    params, losses = jax.lax.map(lambda p: _lbfgs(objective, p, max_iter, tol), inits)
+    params, losses = jax.lax.map(lambda p: lbfgs(objective, p, max_iter, tol), inits)
     n_starts = losses.shape[0]
     finite = jnp.isfinite(losses) & jax.tree_util.tree_reduce(
         jnp.logical_and,

@@ -3,16 +3,16 @@
 A configuration has two sections (Python 3.11's :mod:`tomllib` reads it)::
 
     [run]
-    problem = "forrester"      # required: a name in mumbo_jax.problems.PROBLEMS
+    problem = "forrester"      # required: a name in mumbo_jax.benchmarks.problems.PROBLEMS
     budget = 200.0             # required: cost spent AFTER the initial design (> 0)
-    strategy = "mumbo"         # a name in mumbo_jax.strategies.STRATEGIES (default "mumbo")
+    strategy = "mumbo"         # a name in mumbo_jax.bo.strategies.STRATEGIES (default "mumbo")
     seeds = 10                 # runs with seeds 0 .. seeds-1 (>= 1)    (default 1)
     max_evals = 150            # cap on BO evaluations per seed (>= 1)  (default 200)
     model = "icm"              # optional: "icm" | "ar1" (discrete), "product" | "fabolas"
     rank = 2                   # optional: ICM rank (>= 1)              (default 2)
     out = "runs/forrester"     # optional: output folder (default runs/<config stem>)
 
-    [acquisition]              # optional: any field of mumbo_jax.loop.BOSettings
+    [acquisition]              # optional: any field of mumbo_jax.bo.loop.BOSettings
     n_gstar = 10               # but strategy (which lives in [run])
     n_candidates = 2000
     ...
@@ -34,8 +34,8 @@ import typing
 from pathlib import Path
 from typing import Any, Mapping
 
-from mumbo_jax import problems
-from mumbo_jax.loop import STRATEGIES, BOSettings
+from mumbo_jax.benchmarks import problems
+from mumbo_jax.bo.loop import STRATEGIES, BOSettings
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
            "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
@@ -261,7 +261,7 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
 def check_acquisition(table: Mapping, strategy: str, fail) -> tuple[dict, BOSettings]:
     """Validate an ``[acquisition]`` table (any :class:`BOSettings` field but
     ``strategy``): ``(cleaned table, settings)``; ``fail(message)`` raises on a problem.
-    Shared by the benchmark runner and :mod:`mumbo_jax.tuning`."""
+    Shared by the benchmark runner and :mod:`mumbo_jax.run.tuning`."""
     acq_keys = _acquisition_keys()
     acq = dict(table)
     for key, value in acq.items():
@@ -384,7 +384,7 @@ def load_compare_config(path) -> CompareConfig:
 
 def parse_compare_config(data: Mapping, source: str | None = None) -> CompareConfig:
     """Validate parsed TOML data of a comparison configuration."""
-    from mumbo_jax import strategies as _strategies
+    from mumbo_jax.bo import strategies as _strategies
 
     where = f"{source}: " if source else ""
 

@@ -1,14 +1,14 @@
 """The paper's baseline acquisitions, as pure functions (maximisation convention).
 
-Two layers, like :mod:`mumbo_jax.acquisitions`:
+Two layers, like :mod:`mumbo_jax.acquisition.acquisitions`:
 
 * closed forms on predictive moments (any batch shape), tested against references:
   :func:`expected_improvement`, :func:`ucb`, :func:`ucb_beta`, :func:`mf_gp_ucb_bound`,
   :func:`mf_gp_ucb_fidelity`, :func:`boca_fidelity`, :func:`pmin_from_samples`,
   :func:`pmin_entropy`, :func:`pmin_after_fantasy`, :func:`mtbo_gain`;
-* the same acquisitions on a fitted :class:`mumbo_jax.posterior.Posterior`
+* the same acquisitions on a fitted :class:`mumbo_jax.gp.posterior.Posterior`
   (``*_alpha`` functions with the ``alpha(x [M, d], z [M]) -> [M]`` signature that
-  :func:`mumbo_jax.optimize.maximise` takes), used by :mod:`mumbo_jax.strategies`.
+  :func:`mumbo_jax.bo.optimize.maximise` takes), used by :mod:`mumbo_jax.bo.strategies`.
 
 The rules, with the sources they follow:
 
@@ -52,7 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtr
 
-from mumbo_jax import models, posterior
+from mumbo_jax.gp import models, posterior
 
 __all__ = [
     "expected_improvement", "ucb", "ucb_beta", "mf_gp_ucb_bound", "mf_gp_ucb_fidelity", "boca_fidelity",
@@ -359,12 +359,12 @@ def mtbo_gain(mean_r, cov_r, c, var_y, w, w0, nodes, weights, log_base=None, bat
         raise ValueError(f"shapes do not agree: mean_r {mean_r.shape}, cov_r {cov_r.shape}, c {jnp.shape(c)}, "
                          f"w {jnp.shape(w)}")
     log_base = jnp.zeros(p) if log_base is None else jnp.asarray(log_base, float)
-    chol = _chol(cov_r)
+    chol = robust_cholesky(cov_r)
     return _mtbo_gain(mean_r, chol, jnp.asarray(w), jnp.asarray(w0), log_base, jnp.asarray(nodes),
                       jnp.asarray(weights), jnp.asarray(c, float), jnp.asarray(var_y, float), batch_size=batch_size)
 
 
-def _chol(cov):
+def robust_cholesky(cov):
     """Cholesky with a relative jitter (representer points may nearly coincide)."""
     p = cov.shape[0]
     scale = jnp.maximum(jnp.mean(jnp.diag(cov)), 1e-300)
@@ -381,32 +381,32 @@ def _eval_x(post):
 
 def incumbent_value(post, target):
     """The best posterior mean of g at an evaluated x (EI's incumbent)."""
-    mu, _ = posterior._target_moments(post, _eval_x(post), target)
+    mu, _ = posterior.target_moments(post, _eval_x(post), target)
     return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
 
 
 def fidelity_incumbent(post, z):
     """The best posterior mean of f(., z) at the evaluated x (MT-EI's per-fidelity eta)."""
     x = _eval_x(post)
-    mu, _ = posterior._predict(post, x, jnp.full(x.shape[0], z))
+    mu, _ = posterior.predict(post, x, jnp.full(x.shape[0], z))
     return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
 
 
 def ei_alpha(post, target, eta, x, z):
     """EI of g at ``x [M, d]`` over ``eta`` (z ignored)."""
-    mu, var = posterior._target_moments(post, x, target)
+    mu, var = posterior.target_moments(post, x, target)
     return _expected_improvement(mu, var, eta)
 
 
 def ucb_alpha(post, target, beta, x, z):
     """UCB of g at ``x [M, d]`` (z ignored)."""
-    mu, var = posterior._target_moments(post, x, target)
+    mu, var = posterior.target_moments(post, x, target)
     return mu + jnp.sqrt(beta * var)
 
 
 def fidelity_ei(post, x, z, eta):
     """EI of the latent f(x, z) over ``eta`` at ``x [M, d]``, ``z [M]``."""
-    mu, var = posterior._predict(post, x, z)
+    mu, var = posterior.predict(post, x, z)
     return _expected_improvement(mu, var, eta)
 
 
@@ -417,7 +417,7 @@ def n_observations(post):
 def data_range(post):
     """Range of the posterior means at the evaluated (x, z): a noise-free stand-in for
     the range of the observations (the posterior does not keep y)."""
-    mu, _ = posterior._predict(post, _eval_x(post), _raw_z(post))
+    mu, _ = posterior.predict(post, _eval_x(post), _raw_z(post))
     lo = jnp.min(jnp.where(post.mask > 0, mu, jnp.inf))
     hi = jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
     return jnp.maximum(hi - lo, 1e-12 * post.scaling.y_scale)
@@ -434,7 +434,7 @@ def mf_gp_ucb_thresholds(post, n_fidelities: int, target: int = 0):
     evaluated x of |mu_target - mu_m| (0 at the target), gamma_m = 0.01 range(y)."""
     x = _eval_x(post)
     n = x.shape[0]
-    mus = jnp.stack([posterior._predict(post, x, jnp.full(n, f))[0] for f in range(n_fidelities)])
+    mus = jnp.stack([posterior.predict(post, x, jnp.full(n, f))[0] for f in range(n_fidelities)])
     gap = jnp.max(jnp.where(post.mask > 0, jnp.abs(mus - mus[target]), 0.0), axis=1)
     zeta = MF_ZETA_FACTOR * gap.at[target].set(0.0)
     gamma = jnp.full(n_fidelities, MF_GAMMA_COEFF) * data_range(post)
@@ -445,7 +445,7 @@ def mf_gp_ucb_alpha(post, zeta, beta, x, z):
     """MF-GP-UCB's bound ``phi(x)`` at ``x [M, d]`` (z ignored); ``zeta [F]``, one per
     fidelity."""
     m, n_fidelities = x.shape[0], zeta.shape[0]
-    moments = [posterior._predict(post, x, jnp.full(m, f)) for f in range(n_fidelities)]
+    moments = [posterior.predict(post, x, jnp.full(m, f)) for f in range(n_fidelities)]
     mu = jnp.stack([a for a, _ in moments])
     var = jnp.stack([b for _, b in moments])
     return jnp.min(mu + jnp.sqrt(beta * var) + zeta[:, None], axis=0)
@@ -503,13 +503,13 @@ def mtbo_state(key, post, target, n_representers: int, n_samples: int, n_fantasi
     log_u = jnp.log(ei + 1e-12 * jnp.max(ei) + 1e-300)
     _, idx = jax.lax.top_k(log_u + jax.random.gumbel(k_pick, log_u.shape), n_representers)
     rep_x, log_base = pool[idx], log_u[idx]
-    mean_r, cov_r = posterior._target_joint(post, rep_x, target)
+    mean_r, cov_r = posterior.target_joint(post, rep_x, target)
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, sc, rep_x, jnp.zeros(n_representers))
-    _, _, v_r, _, _ = posterior._target_part(post, kernel, xu, target)
+    _, _, v_r, _, _ = posterior.target_part(post, kernel, xu, target)
     w = jax.random.normal(k_w, (n_representers + 1, n_samples), post.x.dtype)
     nodes, weights = gauss_hermite(n_fantasies)
-    return MTBOState(rep_x, log_base, mean_r, _chol(cov_r), v_r, w[:-1], w[-1], nodes, weights)
+    return MTBOState(rep_x, log_base, mean_r, robust_cholesky(cov_r), v_r, w[:-1], w[-1], nodes, weights)
 
 
 def _cross_target(post, target, rep_x, v_r, x, z):
@@ -518,13 +518,13 @@ def _cross_target(post, target, rep_x, v_r, x, z):
     sc = post.scaling
     xu, zu = models.scale_inputs(post.spec, sc, x, z)
     ru, _ = models.scale_inputs(post.spec, sc, rep_x, jnp.zeros(rep_x.shape[0]))
-    zt = posterior._internal_target(post, target)
+    zt = posterior.internal_target(post, target)
     wts = jnp.asarray(target.weights, xu.dtype)
     prior = sum(wts[j] * kernel((ru, jnp.full(ru.shape[0], zt[j])), (xu, zu)) for j in range(zt.shape[0]))  # [P, M]
     v_f = post.chol_inv @ kernel((post.x, post.z), (xu, zu))  # [n, M]
     cov = (prior - v_r.T @ v_f).T  # [M, P]
     var_f = kernel((xu, zu)) - jnp.sum(v_f**2, axis=0)
-    var_y = jnp.maximum(var_f, 1e-12) + post.noise[posterior._noise_index(post.spec, zu)]
+    var_y = jnp.maximum(var_f, 1e-12) + post.noise[posterior.noise_index(post.spec, zu)]
     s2 = sc.y_scale**2
     return cov * s2, var_y * s2
 

@@ -27,8 +27,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import costmodel, fitting, maxvalue, models, optimize, posterior, problems, strategies
-from mumbo_jax.strategies import STRATEGIES
+from mumbo_jax.gp import costmodel, fitting, models, posterior
+from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.bo import optimize, strategies
+from mumbo_jax.benchmarks import problems
+from mumbo_jax.bo.strategies import STRATEGIES
 
 MIN_BUFFER = 32
 
@@ -38,10 +41,10 @@ class BOSettings:
     """Static settings of the decision rule.
 
     Attributes:
-        strategy: a name in :data:`mumbo_jax.strategies.STRATEGIES`: ``"mumbo"``
+        strategy: a name in :data:`mumbo_jax.bo.strategies.STRATEGIES`: ``"mumbo"``
             (multi-fidelity, the default), ``"mes"`` (max-value entropy search at the
             target only), ``"random"`` (uniform x at the target), or a baseline of
-            :mod:`mumbo_jax.baselines` (``"ei"``, ``"ucb"``, ``"mt_ei"``,
+            :mod:`mumbo_jax.acquisition.baselines` (``"ei"``, ``"ucb"``, ``"mt_ei"``,
             ``"mf_gp_ucb"``, ``"boca"``, ``"mtbo"``).
         n_gstar: samples of g* per step.
         gstar_method: ``"gumbel"`` or ``"exact"``.
@@ -109,8 +112,8 @@ class Task:
 
     Attributes:
         spec: the GP model (its bounds are the search box).
-        target_z, target_w: the :class:`mumbo_jax.posterior.Target` as tuples (static).
-        space: :class:`mumbo_jax.optimize.FidelitySpace` with the cost model.
+        target_z, target_w: the :class:`mumbo_jax.gp.posterior.Target` as tuples (static).
+        space: :class:`mumbo_jax.bo.optimize.FidelitySpace` with the cost model.
     """
 
     spec: models.ModelSpec
@@ -125,7 +128,7 @@ class Task:
 
 def make_task(spec: models.ModelSpec, target: posterior.Target, space: optimize.FidelitySpace) -> Task:
     """Bundle a model, a target and a fidelity space (checked for consistency)."""
-    posterior._check_target(spec, target)
+    posterior.check_target(spec, target)
     if spec.discrete != (space.n_fidelities is not None):
         raise ValueError("a discrete model needs discrete fidelities and a continuous model a continuous one")
     if spec.discrete and space.n_fidelities != spec.n_fidelities:
@@ -228,7 +231,7 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
 
     params = jax.tree_util.tree_map(jnp.asarray, params)
     best = jax.lax.cond(refit, refit_params, lambda p: p, params)
-    return posterior._condition(spec, best, scaling, buffers.x, buffers.z, buffers.y, buffers.mask)
+    return posterior.condition(spec, best, buffers.x, buffers.z, buffers.y, buffers.mask, scaling)
 
 
 def refit_at(settings: BOSettings, k):
@@ -243,20 +246,20 @@ def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key
         # after the fit, not as soon as the step starts
         return jnp.zeros(settings.n_gstar) + 0.0 * jnp.nan_to_num(post.alpha[0])
     n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
-    return maxvalue._sample_gstar(key, post, task.target, settings.n_gstar, settings.gstar_method, n_grid)
+    return maxvalue.sample_gstar(key, post, task.target, settings.n_gstar, settings.gstar_method, n_grid)
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key,
                    cost=None) -> optimize.Proposal:
-    """The strategy's choice of the next (x, z) (:func:`mumbo_jax.strategies.propose`);
+    """The strategy's choice of the next (x, z) (:func:`mumbo_jax.bo.strategies.propose`);
     ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost."""
     return strategies.propose(settings, task, post, gstar, key, cost)
 
 
 def incumbent(task: Task, post: posterior.Posterior, buffers: Buffers):
     """The evaluated x with the best posterior mean of g: ``(x [d], mean)``."""
-    mu, _ = posterior._target_moments(post, buffers.x, task.target)
+    mu, _ = posterior.target_moments(post, buffers.x, task.target)
     mu = jnp.where(buffers.mask > 0, mu, -jnp.inf)
     i = jnp.argmax(mu)
     return buffers.x[i], mu[i]
@@ -303,8 +306,8 @@ class AskTell:
         task: model, target and fidelity space (:func:`make_task`, :func:`problem_task`).
         settings: the decision rule's settings.
         seed: integer seed; the same seed gives the same decisions as :func:`run_compiled`.
-        cost_model: optional :class:`mumbo_jax.costmodel.CostModel` (e.g.
-            :func:`mumbo_jax.costmodel.cost_model_for`): before each proposal a GP on log
+        cost_model: optional :class:`mumbo_jax.gp.costmodel.CostModel` (e.g.
+            :func:`mumbo_jax.gp.costmodel.cost_model_for`): before each proposal a GP on log
             cost is fitted to the costs told so far and the acquisition is divided by
             its prediction c(x, z) instead of the task's known cost (tell the measured
             cost, e.g. seconds). Its fitting time counts in ``timings[k].fit``; the last
@@ -319,7 +322,7 @@ class AskTell:
                  cost_model: costmodel.CostModel | None = None, design=None):
         _validate_settings_for_task(settings, task)
         if cost_model is not None and not isinstance(cost_model, costmodel.CostModel):
-            raise ValueError(f"cost_model must be a mumbo_jax.costmodel.CostModel, got {type(cost_model).__name__}")
+            raise ValueError(f"cost_model must be a mumbo_jax.gp.costmodel.CostModel, got {type(cost_model).__name__}")
         self.task, self.settings, self.seed = task, settings, int(seed)
         self.cost_model, self.cost_fit = cost_model, None
         self.key = jax.random.PRNGKey(self.seed)
@@ -610,7 +613,7 @@ def run_compiled(problem: problems.Problem, budget: float, seeds, settings: BOSe
     batched over seeds by ``lax.map`` or ``vmap``.
 
     Args:
-        problem: a :class:`mumbo_jax.problems.Problem`.
+        problem: a :class:`mumbo_jax.benchmarks.problems.Problem`.
         budget: cost to spend after the initial design (> 0).
         seeds: integer seeds (one run each).
         settings: the decision rule.

@@ -1,6 +1,6 @@
 """Compare strategies on a benchmark: ``mumbo-jax compare CONFIG.toml``.
 
-Runs every strategy of a :class:`mumbo_jax.config.CompareConfig` over the same seeds
+Runs every strategy of a :class:`mumbo_jax.run.config.CompareConfig` over the same seeds
 (the same initial designs: a seed fixes its design whatever the strategy) with the
 compiled loop, and writes into the output folder:
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mumbo_jax.config import CompareConfig
+from mumbo_jax.run.config import CompareConfig
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "paired_comparison",
            "paired_table", "plot_comparison", "run_compare", "render"]
@@ -151,7 +151,7 @@ def plot_comparison(records: dict, path, title: str = "", budget: float | None =
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from mumbo_jax import plots
+    from mumbo_jax.run import plots
 
     fig = Figure(figsize=(11.5, 4.4), dpi=120)
     FigureCanvasAgg(fig)
@@ -278,7 +278,8 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
 
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_cpu_enable_async_dispatch", False)
-    from mumbo_jax import loop, problems
+    from mumbo_jax.bo import loop
+    from mumbo_jax.benchmarks import problems
 
     stream = sys.stdout if stream is None else stream
     say = lambda *a: print(*a, file=stream, flush=True)

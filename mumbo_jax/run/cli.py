@@ -1,7 +1,7 @@
 """Command line: ``mumbo-jax run CONFIG.toml [--seeds N] [--out DIR]``.
 
-Runs a benchmark configuration (:mod:`mumbo_jax.config`) with the compiled loop
-(:func:`mumbo_jax.loop.run_compiled`), prints progress while it runs, and writes into
+Runs a benchmark configuration (:mod:`mumbo_jax.run.config`) with the compiled loop
+(:func:`mumbo_jax.bo.loop.run_compiled`), prints progress while it runs, and writes into
 the output folder:
 
 * ``results.json``: the configuration, the problem (with its optimum), and per seed
@@ -15,7 +15,7 @@ Exit codes: 0 done, 2 invalid configuration or arguments (one line on stderr, no
 written), 130 interrupted.
 
 ``mumbo-jax tune CONFIG.toml [--out RUN_DIR]`` and ``mumbo-jax resume RUN_DIR`` run a
-crash-safe, journaled tuning of your own objective (:mod:`mumbo_jax.tuning`).
+crash-safe, journaled tuning of your own objective (:mod:`mumbo_jax.run.tuning`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mumbo_jax.config import ConfigError, RunConfig, load_config, settings_from_config
+from mumbo_jax.run.config import ConfigError, RunConfig, load_config, settings_from_config
 
 __all__ = ["main", "run_config", "results_dict"]
 
@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [run] out)")
     run.add_argument("--all-seeds", action="store_true",
                      help="print a progress line for every seed (default: seed 0 only, plus each seed's end)")
-    # -- tune / resume (mumbo_jax.tuning)
+    # -- tune / resume (mumbo_jax.run.tuning)
     tune = sub.add_parser("tune", help="tune your own objective, crash-safe (journaled; see `resume`)",
                           description="Tune a Python objective from a TOML config (mumbo_jax/tuning.py has the "
                                       "schema); every evaluation is journaled in the run folder.")
@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
                             description="Continue a tuning run from RUN_DIR/journal.jsonl (or rewrite the "
                                         "results of a finished one).")
     resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder of `mumbo-jax tune`")
-    # -- compare (mumbo_jax.compare)
+    # -- compare (mumbo_jax.run.compare)
     cmp = sub.add_parser("compare", help="compare strategies on a benchmark over seeds (TOML)",
                          description="Run every strategy of a comparison config over the same seeds and write "
                                      "results.json, comparison.png and table.md.")
@@ -89,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
 def _tune_command(args) -> int:
     """``tune`` and ``resume``: exit 0 done, 2 bad config / journal / objective, 130
     interrupted (the journal keeps every finished evaluation)."""
-    from mumbo_jax import tuning
-    from mumbo_jax.journal import JournalError
+    from mumbo_jax.run import tuning
+    from mumbo_jax.run.journal import JournalError
 
     run_dir = getattr(args, "run_dir", None)
     try:
@@ -115,7 +115,7 @@ def _fmt_z(z, discrete: bool) -> str:
 
 
 class _Progress:
-    """``on_step`` for :class:`mumbo_jax.loop.StepClock`: one line per evaluation of the
+    """``on_step`` for :class:`mumbo_jax.bo.loop.StepClock`: one line per evaluation of the
     printed seeds, one line when a seed stops. Under vmap a finished seed keeps
     reporting its last step; only its first report is printed."""
 
@@ -230,7 +230,9 @@ def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
 
     stream = sys.stdout if stream is None else stream
     jax.config.update("jax_enable_x64", True)
-    from mumbo_jax import loop, plots, problems
+    from mumbo_jax.bo import loop
+    from mumbo_jax.run import plots
+    from mumbo_jax.benchmarks import problems
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
@@ -278,8 +280,8 @@ def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
 
 def _compare_command(args) -> int:
     """``compare``: exit 0 done, 2 bad config or arguments, 130 interrupted."""
-    from mumbo_jax import compare
-    from mumbo_jax.config import load_compare_config
+    from mumbo_jax.run import compare
+    from mumbo_jax.run.config import load_compare_config
 
     try:
         cfg = load_compare_config(args.config).replace(seeds=args.seeds, budget=args.budget,

@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import posterior as _posterior
+from mumbo_jax.gp import posterior as _posterior
 
 __all__ = [
     "max_value_quantiles",
@@ -412,11 +412,11 @@ def _sample_gstar(key, post, target, n_samples, method, n_grid):
     u = jax.random.uniform(grid_key, (n_grid, post.x.shape[1]), post.x.dtype)
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":
-        mean, var = _posterior._target_moments(post, grid, target)
+        mean, var = _posterior.target_moments(post, grid, target)
         mu_eval = mean[n_grid:]
         return_samples = lambda floor: _gumbel_samples(sample_key, mean, var, floor, n_samples, _N_BISECT_BO)
     else:
-        mean, cov = _posterior._target_joint(post, grid, target)
+        mean, cov = _posterior.target_joint(post, grid, target)
         mu_eval = mean[n_grid:]
         return_samples = lambda floor: _exact_samples(sample_key, mean, cov, floor, n_samples)
     # g* cannot be below the best posterior mean of g at an evaluated point; as in Wang &
@@ -436,8 +436,8 @@ def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel",
 
     Args:
         key: PRNG key.
-        post: a :class:`mumbo_jax.posterior.Posterior`.
-        target: a :class:`mumbo_jax.posterior.Target`.
+        post: a :class:`mumbo_jax.gp.posterior.Posterior`.
+        target: a :class:`mumbo_jax.gp.posterior.Target`.
         n_samples: N (static).
         method: ``"gumbel"`` (Wang & Jegelka's approximation) or ``"exact"`` (maxima of
             joint posterior samples on the grid).
@@ -453,5 +453,5 @@ def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel",
         n_grid = default_grid_size(post.spec.dim, method)
     if int(n_grid) != n_grid or n_grid < 1:
         raise ValueError(f"n_grid must be a positive integer, got {n_grid}")
-    _posterior._check_target(post.spec, target)
+    _posterior.check_target(post.spec, target)
     return _sample_gstar(key, post, target, n_samples, method, int(n_grid))

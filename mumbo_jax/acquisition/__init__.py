@@ -1,0 +1,1 @@
+"""Acquisitions: max-value samples g*, MUMBO and MES gains, the paper's baselines."""

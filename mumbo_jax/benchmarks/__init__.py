@@ -1,0 +1,1 @@
+"""Benchmark problems (the paper's Appendix B and more) and real tuning tasks."""

@@ -1,0 +1,1 @@
+"""The GP stack: kernels, model specs, hyper-parameter fits, posteriors and joint moments."""

@@ -1,0 +1,1 @@
+"""Applications: config files, the CLI, strategy comparisons, crash-safe tuning."""
