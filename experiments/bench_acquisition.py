@@ -31,7 +31,7 @@ except ImportError:  # a plain checkout: import the package beside this script
 
 from mumbo_jax.acquisition import acquisitions, maxvalue
 from mumbo_jax.gp import fitting as fit, models, posterior
-from mumbo_jax import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems  # noqa: E402
 
 
 def median_time(fn, repeats):

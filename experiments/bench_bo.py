@@ -37,7 +37,7 @@ except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from mumbo_jax.bo import loop
-from mumbo_jax import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "bench_bo.jsonl"
 

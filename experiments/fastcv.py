@@ -43,7 +43,7 @@ jax.config.update("jax_cpu_enable_async_dispatch", False)
 from mumbo_jax.benchmarks import hpo
 from mumbo_jax.bo import loop, optimize
 from mumbo_jax.gp import models, posterior
-from mumbo_jax import strategies  # noqa: E402
+from mumbo_jax.bo import strategies  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 METHODS = ("mumbo", "mt_ei", "cv_ei")

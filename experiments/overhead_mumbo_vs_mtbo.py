@@ -34,7 +34,7 @@ except ImportError:
 
 from mumbo_jax.gp import fitting
 from mumbo_jax.bo import loop
-from mumbo_jax import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "experiments" / "results" / "overhead_mumbo_vs_mtbo.jsonl"

@@ -43,7 +43,7 @@ Example
 -------
 >>> import jax, jax.numpy as jnp
 >>> jax.config.update("jax_enable_x64", True)
->>> from mumbo_jax import problems
+>>> from mumbo_jax.benchmarks import problems
 >>> p = problems.get_problem("hartmann3")
 >>> X = jnp.full((5, 3), 0.5)
 >>> jax.vmap(lambda x: problems.objective(p, x, 0))(X).shape
