@@ -375,6 +375,7 @@ def test_repeat_of_a_noise_free_pending_point_gains_nothing():
     assert again < -1.0  # the bound is very negative where the exact gain is 0
     b = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 3, np.concatenate([xp, xp]), np.concatenate([zp, zp]))
     assert c not in np.asarray(b.index).tolist()
+    assert np.all(np.isfinite(np.asarray(b.gain)))
     kb_alone = float(fantasy.kriging_believer_gain(post, xp, zp, TARGET, gstar)[0])
     kb_again = float(fantasy.kriging_believer_gain(post, xp, zp, TARGET, gstar, xp, zp)[0])
     assert kb_again <= 1e-3 * kb_alone

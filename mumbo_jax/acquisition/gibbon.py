@@ -2,7 +2,8 @@ r"""GIBBON: batch and pending-aware max-value information gain, multi-fidelity f
 
 GIBBON (Moss, Leslie, Gonzalez & Rayson 2021, JMLR 22(235), "GIBBON: General-purpose
 Information-Based Bayesian OptimisatioN") scores a batch B = {(x_i, z_i)}, i = 1..q, by
-a lower bound on the information its observations y_B carry about the max value g*:
+a lower bound on the information its observations y_B carry about the max value g*
+(equation numbers (1), (2) below are this module's own):
 
     alpha(B) = 1/2 log det C_B + (1/N) sum_{g*} sum_i Q(gamma_i, rho_i),            (1)
     Q(gamma, rho) = -1/2 log(1 - rho^2 m (gamma + m)),   m = phi(gamma) / Phi(gamma),
@@ -33,13 +34,15 @@ given P is alpha(P u B) - alpha(P):
     alpha(B | P) = 1/2 [log det C_{P u B} - log det C_P] + sum_{i in B} Q_i
                  = sum_{i in B} 1/2 log(Var(y_i | y_P, y_{<i}) / Var(y_i)) + Q_i,      (2)
 
-the chain rule of the determinant; Var(y_i | y_P, y_{<i}) is the posterior variance
+the chain rule of the determinant (the q x q determinant never needs forming);
+Var(y_i | y_P, y_{<i}) is the posterior variance
 after conditioning on evaluations without values (:mod:`mumbo_jax.acquisition.fantasy`),
 so pending points enter only through the joint covariance. Greedy construction (as in
 the paper): slot k takes argmax_c of the increment 1/2 log(Var(y_c | y_P, y_B) /
 Var(y_c)) + Q_c, scored for all candidates at once, then conditions on y_c. With costs
 the slot takes argmax (alpha(B | P) + increment) / (cost(B) + cost(c)), the batch's
-gain per unit cost (for q = 1: MUMBO's decision rule alpha / cost with GIBBON's alpha).
+gain per unit cost (for q = 1: MUMBO's decision rule alpha / cost with GIBBON's alpha;
+if the bound of every extension is negative, a ratio rule prefers the dearer point).
 ``repulsion_weight`` scales the log-det term (1: the bound (1); Trieste's
 ``rescaled_repulsion`` uses 1 / (batch size)^2).
 
