@@ -1,6 +1,6 @@
 """Speed of one MUMBO step's pieces on a 3-fidelity ICM posterior (100 points, 3-D).
 
-    taskset -c 0 python experiments/bench_acquisition.py [--repeats 20]
+    taskset -c 0 python experiments/bench_acquisition.py [--repeats 20] [--out docs/data/speed.json]
 
 Prints the median wall time after compilation of
   (a) MUMBO (N = 10 g*) on 10,000 candidates at each of the 3 fidelities, joint
@@ -9,11 +9,15 @@ Prints the median wall time after compilation of
       in-graph Gumbel fit (target <= 100 ms);
   (c) one hyper-parameter fit with 8 restarts (target <= 2 s).
 Data: Hartmann-3 with its three fidelities (Appendix B of the paper), 100 random points.
+Writes the times, the device and the machine's load average to ``--out`` (the README's
+"Speed" table is rendered from it by ``experiments/render_results.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import pathlib
 import sys
 import time
@@ -31,7 +35,7 @@ except ImportError:  # a plain checkout: import the package beside this script
 
 from mumbo_jax.acquisition import acquisitions, maxvalue
 from mumbo_jax.gp import fitting as fit, models, posterior
-from mumbo_jax.benchmarks import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems
 
 
 def median_time(fn, repeats):
@@ -47,8 +51,10 @@ def median_time(fn, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "docs" / "data" / "speed.json"))
     args = parser.parse_args()
 
+    load_start = os.getloadavg()
     prob = problems.get_problem("hartmann3")
     key = jax.random.PRNGKey(0)
     n, n_cand, n_gstar = 100, 10_000, 10
@@ -89,6 +95,16 @@ def main():
     print(f"(b) Gumbel g* on 30,000-point grid:              {t_b * 1e3:8.1f} ms"
           f"  (target <= 100 ms; Gumbel fit alone {t_b_fit * 1e3:.1f} ms)")
     print(f"(c) hyper-parameter fit, 8 restarts:             {t_fit * 1e3:8.1f} ms  (target <= 2000 ms)")
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "command": "taskset -c 0 python experiments/bench_acquisition.py", "repeats": args.repeats,
+        "device": jax.devices()[0].device_kind, "jax": jax.__version__, "cpu_count": os.cpu_count(),
+        "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
+        "observations": n, "candidates": n_cand, "fidelities": 3, "n_gstar": n_gstar,
+        "mumbo_s": t_a, "joint_moments_s": t_mom, "gstar_s": t_b, "gumbel_fit_s": t_b_fit, "fit_8_restarts_s": t_fit,
+    }, indent=1) + "\n")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,15 @@ and prints the median / quartiles of the final simple regret, the wall time, and
 median overhead per step (fit / g* / maximisation, from the step clock).
 ``overhead`` drives the ask/tell loop on Hartmann-3 and prints the median time per
 step (fit + g* + maximisation) while the data grow from 20 to 60 observations.
-Results are appended as JSON lines to ``experiments/results/bench_bo.jsonl``.
+Results are appended as JSON lines to ``docs/data/bench_bo.jsonl`` (committed: the README's
+"BO studies" rows are rendered from it by ``experiments/render_results.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 import time
@@ -37,12 +39,13 @@ except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from mumbo_jax.bo import loop
-from mumbo_jax.benchmarks import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems
 
-OUT = pathlib.Path(__file__).resolve().parent / "results" / "bench_bo.jsonl"
+OUT = pathlib.Path(__file__).resolve().parents[1] / "docs" / "data" / "bench_bo.jsonl"
 
 
 def _record(row, out=None):
+    row = {**row, "jax": jax.__version__, "loadavg": list(os.getloadavg())}
     out = pathlib.Path(out) if out else OUT
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
@@ -126,7 +129,7 @@ def main():
     r.add_argument("--min-buffer", type=int, default=loop.MIN_BUFFER, help="rows of the first buffer")
     r.add_argument("--print-every", type=int, default=1, help="print seed 0's every k-th step")
     r.add_argument("--partial", default=None, help="JSON file rewritten after each buffer size")
-    r.add_argument("--jsonl", default=None, help="results file (default experiments/results/bench_bo.jsonl)")
+    r.add_argument("--jsonl", default=None, help="results file (default docs/data/bench_bo.jsonl)")
     o = sub.add_parser("overhead")
     o.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

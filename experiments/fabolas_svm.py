@@ -20,7 +20,7 @@ an untimed warm-up first (it is a one-off per process: ~1 min on the shared mach
     python experiments/fabolas_svm.py                         # 3 seeds x 40 s (~9 min)
     python experiments/fabolas_svm.py --seeds 5 --budget 300  # the longer study (~80 min)
 
-Writes ``experiments/results/fabolas_svm.json`` and ``docs/fabolas_svm.png`` and prints
+Writes ``docs/data/fabolas_svm.json`` and ``docs/fabolas_svm.png`` and prints
 a table (mean test error at a quarter, half and all of the budget, evaluations, mean
 data fraction, overhead share).
 """
@@ -43,7 +43,7 @@ jax.config.update("jax_cpu_enable_async_dispatch", False)
 from mumbo_jax.gp import costmodel, models, posterior
 from mumbo_jax.benchmarks import hpo
 from mumbo_jax.bo import loop, optimize
-from mumbo_jax.bo import strategies  # noqa: E402
+from mumbo_jax.bo import strategies
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 METHODS = ("mumbo", "ei", "random")
@@ -229,7 +229,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--budget", type=float, default=40.0, help="wall-clock seconds per run")
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--out", default=str(ROOT / "experiments" / "results" / "fabolas_svm.json"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "fabolas_svm.json"))
     ap.add_argument("--figure", default=str(ROOT / "docs" / "fabolas_svm.png"))
     ap.add_argument("--replot", action="store_true", help="redo the table and figure from --out's runs")
     args = ap.parse_args(argv)

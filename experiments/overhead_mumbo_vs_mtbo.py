@@ -9,15 +9,16 @@ both): MUMBO-N = sampling N values of g* plus maximising MUMBO / cost; MTBO-N = 
 the representer points and maximising the entropy-search gain / cost with N Monte Carlo
 samples of g at the representers. Both use the same maximiser settings (the library
 defaults: 2,000 candidates per fidelity, 8 starts x 40 Adam steps). Each time is the
-median of ``--repeats`` calls after a compiling call. Prints a table, appends JSON lines
-to ``experiments/results/overhead_mumbo_vs_mtbo.jsonl`` and draws
-``docs/overhead_mumbo_vs_mtbo.png``.
+median of ``--repeats`` calls after a compiling call. Prints a table, writes the rows to
+``docs/data/overhead_mumbo_vs_mtbo.json`` (``--out``; RESULTS.md's table is rendered from
+it by ``experiments/render_results.py``) and draws ``docs/overhead_mumbo_vs_mtbo.png``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 import time
@@ -34,10 +35,10 @@ except ImportError:
 
 from mumbo_jax.gp import fitting
 from mumbo_jax.bo import loop
-from mumbo_jax.benchmarks import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-OUT = ROOT / "experiments" / "results" / "overhead_mumbo_vs_mtbo.jsonl"
+OUT = ROOT / "docs" / "data" / "overhead_mumbo_vs_mtbo.json"
 FIG = ROOT / "docs" / "overhead_mumbo_vs_mtbo.png"
 
 
@@ -70,7 +71,9 @@ def main(argv=None):
     ap.add_argument("--samples", nargs="+", type=int, default=[1, 10, 50, 200])
     ap.add_argument("--points", type=int, default=None, help="design points per fidelity (default 4 d)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    load_start = os.getloadavg()
 
     rows = []
     for name in args.problems:
@@ -88,9 +91,12 @@ def main(argv=None):
                        "mtbo_representers": settings.mtbo_representers, "mtbo_fantasies": settings.mtbo_fantasies}
                 rows.append(row)
                 print(f"  {strategy.upper()}-{N}: {t:.3f} s per decision", flush=True)
-                OUT.parent.mkdir(parents=True, exist_ok=True)
-                with OUT.open("a") as f:
-                    f.write(json.dumps(row) + "\n")
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"command": "python experiments/overhead_mumbo_vs_mtbo.py " + " ".join(argv or sys.argv[1:]),
+                               "device": jax.devices()[0].device_kind, "jax": jax.__version__,
+                               "cpu_count": os.cpu_count(), "loadavg_start": load_start,
+                               "loadavg_end": os.getloadavg(), "repeats": args.repeats, "rows": rows}, indent=1) + "\n")
 
     print("\n| problem | N | MUMBO-N (s) | MTBO-N (s) | MTBO / MUMBO |\n|---|---|---|---|---|")
     for name in args.problems:

@@ -91,7 +91,69 @@ def test_paired_comparison_counts_and_exact_wilcoxon():
     assert (c["reference_lower"], c["other_lower"], c["ties"]) == (1, 1, 1)  # exact zeros tie at the floor
     assert compare.paired_comparison([rec(0, 0.5)], [rec(0, 0.5)])["p_value"] is None
     table = compare.paired_table({"mumbo-10": ref, "ei": worse})
-    assert "| ei | 20/20 | 0/20 | 0 | -1.10 | 1.9e-06 |" in table
+    assert "| ei | 20/20 | 0/20 | 0 | -1.10 | 1.9e-06 | 1.9e-06 |" in table  # one test: Holm changes nothing
+    assert "Holm p (1 test)" in table
+
+
+def test_holm_adjust_matches_a_hand_computation():
+    # m = 4 tests: sorted 0.01, 0.02, 0.03, 0.04 -> 4*0.01, 3*0.02, 2*0.03, 1*0.04 = 0.04, 0.06, 0.06, 0.04,
+    # then the running maximum (step-down): 0.04, 0.06, 0.06, 0.06; returned in the input order
+    assert compare.holm_adjust([0.03, 0.01, 0.04, 0.02]) == pytest.approx([0.06, 0.04, 0.06, 0.06])
+    # None (every pair tied: no test) is not counted in m; values are capped at 1
+    assert compare.holm_adjust([None, 0.5, 0.001, None]) == [None, pytest.approx(0.5), pytest.approx(0.002), None]
+    assert compare.holm_adjust([0.6, 0.7]) == pytest.approx([1.0, 1.0])
+    assert compare.holm_adjust([]) == [] and compare.holm_adjust([None]) == [None]
+    # ties keep the same adjusted value whatever their order
+    assert compare.holm_adjust([0.02, 0.02, 0.5]) == pytest.approx([0.06, 0.06, 0.5])
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        compare.holm_adjust([0.1, 1.5])
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        compare.holm_adjust([float("nan")])
+
+
+def _holm_reference(p):
+    """Holm by its definition: reject H_(j) for the smallest j with p_(j) > alpha / (m - j + 1)
+    and stop; the adjusted p-value of a test is the smallest alpha at which it is rejected."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+
+    def rejected(alpha):
+        out = set()
+        for j, i in enumerate(order):
+            if p[i] * (m - j) > alpha:  # p_(j) > alpha / (m - j + 1), 1-based j
+                break
+            out.add(i)
+        return out
+
+    grid = sorted({min(1.0, p[i] * k) for i in range(m) for k in range(1, m + 1)})  # candidate thresholds
+    return [next((a for a in grid if i in rejected(a)), 1.0) for i in range(m)]
+
+
+def test_holm_adjust_equals_the_sequential_rejection_rule():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        p = list(rng.uniform(0, 0.2, rng.integers(1, 9)) ** rng.uniform(0.5, 3))
+        assert compare.holm_adjust(p) == pytest.approx(_holm_reference(p), rel=1e-12)
+
+
+def test_paired_table_adjusts_over_its_rows():
+    rec = lambda seed, final: {"seed": seed, "regret": [1.0, final]}
+    ref = [rec(k, 1e-3) for k in range(8)]
+    worse = [rec(k, 1e-2 * (1 + k / 10)) for k in range(8)]  # 8 of 8 lower: exact p = 2/256
+    mixed = [rec(k, 1e-3 * (10 if k % 2 else 0.1) * (1 + k / 10)) for k in range(8)]
+    same = [rec(k, 1e-3) for k in range(8)]  # every pair tied: no test
+    records = {"mumbo-10": ref, "ei": worse, "mes": mixed, "random": same}
+    reference, rows = compare.paired_comparisons(records)
+    raw = [rows[k]["p_value"] for k in ("ei", "mes")]
+    assert reference == "mumbo-10" and rows["random"]["p_value"] is None and rows["random"]["p_holm"] is None
+    assert raw[0] == pytest.approx(2 / 256)
+    assert [rows[k]["p_holm"] for k in ("ei", "mes")] == pytest.approx(_holm_reference(raw))
+    table = compare.paired_table(records)
+    assert "Holm p (2 tests)" in table
+    assert f"| ei | 8/8 | 0/8 | 0 | -1.13 | {raw[0]:.2g} | {2 * raw[0]:.2g} |" in table
+    assert "| random | 0/8 | 0/8 | 8 | +0.00 | n/a | n/a |" in table
+    with pytest.raises(ValueError, match="reference 'kg'"):
+        compare.paired_comparisons(records, "kg")
 
 
 def test_compare_cli_end_to_end(tmp_path, capsys):

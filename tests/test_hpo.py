@@ -126,14 +126,30 @@ def test_fabolas_study_short():
 
 def test_fastcv_study_short():
     cv = _script("fastcv")
-    obj = hpo.fastcv_svm(n_subset=60, n_folds=3, seed=0)
+    k = 3
+    obj = hpo.fastcv_svm(n_subset=60, n_folds=k, seed=0)
+    design = 2 * obj.dim * k  # 2 d settings on every fold
     runs = {m: cv.run(m, obj, 3, 0, settings=SMALL, log=lambda s: None) for m in cv.METHODS}
     for m, r in runs.items():
-        assert r["design_fits"] == 2 * 2 * 3  # 2 d settings on every fold
-        fits = [e["fits"] for e in r["evals"]]
-        step = 3 if m == "cv_ei" else 1  # a full K-fold CV evaluation counts K fits
-        assert np.all(np.diff(fits)[-1] == step) and fits[-1] >= 12 + 3
-        assert all(0 <= e["fold"] < 3 for e in r["evals"])
-    grid, table = cv.summarise(list(runs.values()), obj, 15)
-    for row in table.values():
-        assert np.all(np.isfinite(row["cv_mean"][12:]))
+        ev = r["evals"]
+        step = k if m == "cv_ei" else 1  # a full K-fold CV evaluation counts K fits
+        assert r["design_fits"] == design
+        # every query adds its fits and the run stops as soon as 3 fits follow the design
+        assert [e["fits"] for e in ev] == list(range(step, design + 3 + 1, step))
+        n_design = design // step
+        assert [e["decision"] for e in ev] == [False] * n_design + [True] * (len(ev) - n_design)
+        if m != "cv_ei":  # the multi-task design: the same 2 d settings on each of the K folds
+            assert sorted(e["fold"] for e in ev[:design]) == sorted(list(range(k)) * 2 * obj.dim)
+            assert len(np.unique(np.round([e["x"] for e in ev[:design]], 10), axis=0)) == 2 * obj.dim
+        # the recorded losses are the objective's, recomputed here (one fold, or the K-fold mean)
+        for e in ev[::5] + ev[-1:]:
+            ref = obj.cv_mean(e["x"]) if m == "cv_ei" else obj.fold_losses(e["x"])[e["fold"]]
+            assert e["loss"] == pytest.approx(ref, abs=1e-12)
+    grid, table = cv.summarise(list(runs.values()), obj, design + 3)
+    assert grid.tolist() == list(range(design + 4))
+    for m, r in runs.items():
+        x_final = r["trace"][-1][1]
+        evaluated = np.asarray([e["x"] for e in r["evals"]])
+        assert np.min(np.max(np.abs(evaluated - x_final), axis=1)) < 1e-9  # the incumbent was evaluated
+        assert table[m]["final_cv_per_seed"] == pytest.approx([obj.cv_mean(x_final)], abs=1e-12)
+        assert table[m]["final_test_per_seed"] == pytest.approx([obj.test_loss(x_final)], abs=1e-12)

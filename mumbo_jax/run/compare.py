@@ -14,7 +14,8 @@ compiled loop, and writes into the output folder:
   1e-3 (median over seeds; a seed that never reaches it counts as infinite), median
   overhead per step, and the mean number of target-fidelity queries; then a paired
   comparison of every strategy with a reference one (``mumbo-10`` when run): on how
-  many seeds each has the lower final regret, and the Wilcoxon signed-rank p-value.
+  many seeds each has the lower final regret, and the Wilcoxon signed-rank p-value,
+  raw and Holm-adjusted over the table's comparisons.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 from mumbo_jax.run.config import CompareConfig
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "paired_comparison",
-           "paired_table", "plot_comparison", "run_compare", "render"]
+           "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "run_compare", "render"]
 
 THRESHOLDS = (1e-2, 1e-3)
 
@@ -124,24 +125,74 @@ def paired_comparison(reference: list[dict], other: list[dict], floor: float = 1
             "median_log10_ratio": float(np.median(d)) if common else None, "p_value": p}
 
 
+def holm_adjust(p_values) -> list:
+    """Holm's step-down adjustment of a family of p-values (Holm 1979).
+
+    With the m available p-values sorted, p_(1) <= ... <= p_(m), the adjusted value of
+    the j-th smallest is ``max_{i <= j} min(1, (m - i + 1) p_(i))``; rejecting where the
+    adjusted value is below alpha controls the family-wise error rate at alpha.
+
+    Args:
+        p_values: a sequence of floats in [0, 1] or ``None`` (no test: every pair tied);
+            ``None`` entries are not counted in m and come back as ``None``.
+
+    Returns:
+        a list of the same length: adjusted p-values (>= the raw ones, <= 1) or ``None``.
+    """
+    p = list(p_values)
+    idx = [i for i, v in enumerate(p) if v is not None]
+    vals = np.asarray([p[i] for i in idx], float)
+    if np.any(~np.isfinite(vals)) or np.any((vals < 0) | (vals > 1)):
+        raise ValueError(f"p-values must lie in [0, 1] (or be None); got {p}")
+    out = [None] * len(p)
+    if not idx:
+        return out
+    m = vals.size
+    order = np.argsort(vals, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * vals[order])
+    adjusted = np.maximum.accumulate(scaled)  # step-down: never below an earlier rejection's
+    for rank, j in enumerate(order):
+        out[idx[j]] = float(adjusted[rank])
+    return out
+
+
+def paired_comparisons(records: dict, reference: str | None = None) -> tuple[str, dict]:
+    """Every strategy against ``reference`` (default ``mumbo-10`` if present, else the
+    first label) by :func:`paired_comparison`, with Holm-adjusted p-values over the
+    comparisons made (the family is this set: one reference against the others).
+
+    Returns:
+        ``(reference, {label: paired_comparison(...) plus "p_holm"})`` in label order.
+    """
+    if not records:
+        raise ValueError("no strategies to compare")
+    reference = reference or ("mumbo-10" if "mumbo-10" in records else next(iter(records)))
+    if reference not in records:
+        raise ValueError(f"reference {reference!r} is not among the strategies {list(records)}")
+    rows = {label: paired_comparison(records[reference], seeds)
+            for label, seeds in records.items() if label != reference}
+    for row, p in zip(rows.values(), holm_adjust([r["p_value"] for r in rows.values()])):
+        row["p_holm"] = p
+    return reference, rows
+
+
 def paired_table(records: dict, reference: str | None = None) -> str:
     """Markdown: every strategy against ``reference`` (default ``mumbo-10`` if present,
-    else the first label), seed by seed; ``records``: label -> per-seed records."""
+    else the first label), seed by seed; ``records``: label -> per-seed records. The
+    last column is the Wilcoxon p-value after Holm's adjustment over the table's rows."""
     if not records:
         return ""
-    reference = reference or ("mumbo-10" if "mumbo-10" in records else next(iter(records)))
+    reference, rows = paired_comparisons(records, reference)
+    n_tests = sum(r["p_value"] is not None for r in rows.values())
     head = ["strategy", f"{reference} lower on", "strategy lower on", "ties",
-            f"median log10({reference} / strategy)", "Wilcoxon p"]
+            f"median log10({reference} / strategy)", "Wilcoxon p", f"Holm p ({n_tests} test{'s' * (n_tests != 1)})"]
     lines = [f"Paired final regrets (same seeds, same initial designs) against {reference}:", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for label, seeds in records.items():
-        if label == reference:
-            continue
-        c = paired_comparison(records[reference], seeds)
+    fmt = lambda p: "n/a" if p is None else f"{p:.2g}"
+    for label, c in rows.items():
         ratio = "n/a" if c["median_log10_ratio"] is None else f"{c['median_log10_ratio']:+.2f}"
-        p = "n/a" if c["p_value"] is None else f"{c['p_value']:.2g}"
         lines.append(f"| {label} | {c['reference_lower']}/{c['n']} | {c['other_lower']}/{c['n']} | {c['ties']} | "
-                     f"{ratio} | {p} |")
+                     f"{ratio} | {fmt(c['p_value'])} | {fmt(c['p_holm'])} |")
     return "\n".join(lines) + "\n"
 
 

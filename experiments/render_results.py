@@ -1,0 +1,351 @@
+"""Regenerate every results table of README.md and docs/RESULTS.md from committed data.
+
+    python experiments/render_results.py            # rewrite the tables in place
+    python experiments/render_results.py --check    # exit 1 and name what is stale
+
+A table lives between two markers in the markdown,
+
+    <!-- render: NAME ARG -->
+    ...generated text...
+    <!-- /render -->
+
+and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDERERS``):
+
+* ``compare DIR``: the summary and the paired table (Wilcoxon, Holm-adjusted) of
+  ``docs/results/DIR/results.json`` (``mumbo-jax compare`` output); also rewrites
+  ``docs/results/DIR/table.md`` (the same text ``mumbo-jax compare --render-only`` writes).
+* ``summary DIR``: the summary table alone.
+* ``sweep DIR``: what a sweep cost: wall time per strategy, runs stopped by the
+  evaluation cap, the largest one-step overhead.
+* ``verdict``: the Figure 3 claim, paired and Holm-adjusted, over the paper-sized sweeps.
+* ``overhead_mtbo``: ``docs/data/overhead_mumbo_vs_mtbo.json``
+  (``experiments/overhead_mumbo_vs_mtbo.py``).
+* ``speed``: ``docs/data/speed.json`` (``experiments/bench_acquisition.py``).
+* ``bo_studies``: ``docs/data/bench_bo.jsonl`` and the GPU runs in ``docs/data/gpu/``
+  (``experiments/bench_bo.py regret``).
+* ``step_overhead``: the ``overhead`` record of ``docs/data/bench_bo.jsonl``
+  (``experiments/bench_bo.py overhead``).
+* ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
+
+``tests/test_results.py`` checks that the committed files equal what this renders (no
+runs: it reads the data only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import re
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = ("README.md", "docs/RESULTS.md")
+MARKER = re.compile(r"(<!-- render: *([a-z_]+)(?: +([A-Za-z0-9_.-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
+ALPHA = 0.05
+
+
+def _compare_module():
+    try:
+        from mumbo_jax.run import compare
+    except ImportError:  # a plain checkout: the package beside this script
+        sys.path.insert(0, str(ROOT))
+        from mumbo_jax.run import compare
+    return compare
+
+
+def _load(root, rel):
+    path = pathlib.Path(root) / rel
+    if not path.is_file():
+        raise ValueError(f"{rel} not found: the data behind this table is not committed")
+    return json.loads(path.read_text())
+
+
+def _jsonl(root, rel):
+    path = pathlib.Path(root) / rel
+    if not path.is_file():
+        raise ValueError(f"{rel} not found: the data behind this table is not committed")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- compare sweeps
+
+
+def compare_table(results: dict) -> str:
+    """The text of ``table.md`` for one ``mumbo-jax compare`` results dict."""
+    compare = _compare_module()
+    records = {lab: r["per_seed"] for lab, r in results["strategies"].items()}
+    table = compare.markdown_table({lab: r["summary"] for lab, r in results["strategies"].items()})
+    if len(records) > 1:
+        table += "\n" + compare.paired_table(records)
+    return table
+
+
+def render_compare(root, name):
+    return compare_table(_load(root, f"docs/results/{name}/results.json"))
+
+
+def render_summary(root, name):
+    """The summary table alone (the reduced sweeps: too few seeds for paired tests)."""
+    res = _load(root, f"docs/results/{name}/results.json")
+    return _compare_module().markdown_table({lab: r["summary"] for lab, r in res["strategies"].items()})
+
+
+def render_sweep(root, name):
+    res = _load(root, f"docs/results/{name}/results.json")
+    strat = res["strategies"]
+    total = sum(r["wall_time_s"] for r in strat.values()) / 60
+    each = ", ".join(f"{lab} {r['wall_time_s'] / 60:.1f}" for lab, r in strat.items())
+    n_seeds = len(res["seeds"])
+    capped, short = [], []
+    for lab, r in strat.items():
+        for s in r["per_seed"]:
+            n, spent = len(s["regret"]) - 1, s["cost_spent"][-1]
+            if spent < res["budget"]:
+                (capped if n >= res["max_evals"] else short).append(f"{lab} seed {s['seed']} ({n} evaluations, "
+                                                                     f"cost {spent:.4g})")
+    worst = max(((o, lab) for lab, r in strat.items() for s in r["per_seed"] for o in s["overheads"]
+                 if o is not None), default=None)
+    lines = [f"Run: {len(strat)} strategies x {n_seeds} seeds, {total:.1f} min in all (minutes per strategy: {each})."]
+    if capped or short:
+        parts = []
+        if capped:
+            parts.append(f"stopped by the cap of {res['max_evals']} evaluations before the budget: " + "; ".join(capped))
+        if short:
+            parts.append("stopped short of the budget otherwise: " + "; ".join(short))
+        lines.append(f"Every run spent the budget of {res['budget']:g} except: " + ". ".join(parts) + ".")
+    else:
+        lines.append(f"Every run spent the budget of {res['budget']:g}.")
+    if worst:
+        lines.append(f"Largest overhead of a single step: {worst[0]:.1f} s ({worst[1]}).")
+    return "\n".join(lines) + "\n"
+
+
+# the Figure 3 claim: MUMBO-10 against these, on the paper-sized sweeps
+VERDICT_ROWS = (("Currin", "currin_full"), ("Hartmann-3", "hartmann3_full"), ("Borehole", "borehole_full"),
+                ("Continuous Currin (Figure 7)", "currin_continuous_full"))
+VERDICT_COLUMNS = ("ei", "mes", "mt-ei", "mf-gp-ucb", "boca", "mtbo-50")
+
+
+def verdict_cell(c: dict) -> str:
+    """``below``/``above`` (MUMBO-10's final regrets against the rule's) where the
+    Holm-adjusted p is under ALPHA, else ``level``."""
+    p, raw = c["p_holm"], c["p_value"]
+    if p is None:
+        return "tied on every seed"
+    word = "level"
+    if p < ALPHA:
+        word = "below" if c["reference_lower"] > c["other_lower"] else "above"
+    return f"{word} (p = {raw:.2g}, Holm {p:.2g})"
+
+
+def render_verdict(root, _arg=None):
+    compare = _compare_module()
+    head = ["problem (seeds)"] + [f"vs {c.upper()}" for c in VERDICT_COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for title, name in VERDICT_ROWS:
+        res = _load(root, f"docs/results/{name}/results.json")
+        records = {lab: r["per_seed"] for lab, r in res["strategies"].items()}
+        _, rows = compare.paired_comparisons(records, "mumbo-10")
+        cells = [verdict_cell(rows[c]) if c in rows else "not run" for c in VERDICT_COLUMNS]
+        lines.append(f"| {title} ({len(res['seeds'])}) | " + " | ".join(cells) + " |")
+    lines.append("| Hartmann-6 | not run at paper size | | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- timing studies
+
+
+def _num(v: float) -> str:
+    """A regret for prose-like tables: 3 significant digits from 0.01 up, else 1.3e-4."""
+    if v == 0 or abs(v) >= 0.01:
+        return f"{v:.3g}"
+    mant, exp = f"{v:.1e}".split("e")
+    return f"{mant}e{int(exp)}"
+
+
+def _load_note(rec) -> str:
+    la = rec.get("loadavg_start") or rec.get("loadavg")
+    return "" if la is None else f", load average {la[0]:.1f}"
+
+
+def render_overhead_mtbo(root, _arg=None):
+    data = _load(root, "docs/data/overhead_mumbo_vs_mtbo.json")
+    rows = data["rows"]
+    lines = [f"`{data['command'].strip()}` on {_machine(data)} (jax {data['jax']}{_load_note(data)}), "
+             f"median of {data['repeats']} decisions after compilation:", "",
+             "| problem | observations | N | MUMBO-N (s) | MTBO-N (s) | MTBO / MUMBO |", "|---|---|---|---|---|---|"]
+    for prob in dict.fromkeys(r["problem"] for r in rows):
+        for n in dict.fromkeys(r["samples"] for r in rows if r["problem"] == prob):
+            get = lambda s: next(r for r in rows if (r["problem"], r["samples"], r["strategy"]) == (prob, n, s))
+            a, b = get("mumbo"), get("mtbo")
+            lines.append(f"| {prob} | {a['observations']} | {n} | {a['decision_s']:.3f} | {b['decision_s']:.3f} | "
+                         f"{b['decision_s'] / a['decision_s']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_speed(root, _arg=None):
+    d = _load(root, "docs/data/speed.json")
+    per = d["mumbo_s"] / (d["candidates"] * d["fidelities"]) * 1e6
+    lines = [f"`{d['command']}` on {_machine(d)} (jax {d['jax']}{_load_note(d)}), "
+             f"median of {d['repeats']} calls after compilation:", "",
+             "| piece | time | target |", "|---|---|---|",
+             f"| MUMBO, N = {d['n_gstar']} g*, {d['candidates']:,} candidates x {d['fidelities']} fidelities, joint "
+             f"moments included | {d['mumbo_s'] * 1e3:.0f} ms ({per:.1f} us per (x, z); the joint moments alone "
+             f"{d['joint_moments_s'] * 1e3:.0f} ms) | <= 250 ms |",
+             f"| Gumbel g* on the 30,000-point grid (grid posterior + in-graph fit) | {d['gstar_s'] * 1e3:.0f} ms "
+             f"(the fit alone {d['gumbel_fit_s'] * 1e3:.0f} ms) | <= 100 ms |",
+             f"| hyper-parameter fit, 8 restarts, {d['observations']} points | {d['fit_8_restarts_s']:.2f} s | <= 2 s |"]
+    return "\n".join(lines) + "\n"
+
+
+# README "BO studies": (problem, budget, batching) -> the record of bench_bo.jsonl (the last one wins)
+CPU_STUDIES = (("forrester", 200.0), ("currin", 200.0), ("borehole", 200.0))
+OPTIMA = {"borehole": "optimum 309.83"}
+
+
+def _study_command(r) -> str:
+    cmd = f"--problem {r['problem']} --budget {r['budget']:g} --seeds {r['seeds']} --max-evals {r['max_evals']}"
+    if r.get("refit_every", 1) != 1:
+        cmd += f" --refit-every {r['refit_every']}"
+    if r.get("batching", "map") != "map":
+        cmd += f" --batching {r['batching']}"
+    if r.get("min_buffer") not in (None, 32):
+        cmd += f" --min-buffer {r['min_buffer']}"
+    return cmd
+
+
+def _device(r) -> str:
+    return "2-core CPU, one core" if r["device"] == "cpu" else f"one {r['device']} GPU"
+
+
+def _machine(d) -> str:
+    return f"the {d['cpu_count']}-core CPU" if d["device"] == "cpu" else f"one {d['device']}"
+
+
+def render_bo_studies(root, _arg=None):
+    recs = [r for r in _jsonl(root, "docs/data/bench_bo.jsonl") if r["study"] == "regret"]
+    gpu_h3 = [r for r in _jsonl(root, "docs/data/gpu/h3.jsonl") if r["study"] == "regret"][-1]
+    lines = ["| problem | command (`python experiments/bench_bo.py regret ...`) | median final simple regret "
+             "(quartiles) | evaluations per seed | wall time | device |", "|---|---|---|---|---|---|"]
+
+    def row(r, note=None):
+        q = r["quartiles"]
+        med = f"{_num(r['median_final_regret'])} ({_num(q[0])}, {_num(q[1])})"
+        if r["problem"] in OPTIMA:
+            med += f", {OPTIMA[r['problem']]}"
+        if not r["budget_reached"]:
+            med = "budget not reached: " + med
+        n = r["n_evals"]
+        evals = f"{min(n)}" if min(n) == max(n) else f"{min(n)}-{max(n)}"
+        lines.append(f"| {r['problem']}, budget {r['budget']:g} | `{_study_command(r)}` | {med} | {evals} | "
+                     f"{note or '%.0f s' % r['wall_s']} | {_device(r)}{_load_note(r)} |")
+
+    for prob, budget in CPU_STUDIES:
+        mine = [r for r in recs if r["problem"] == prob and r["budget"] == budget and r["device"] == "cpu"]
+        if not mine:
+            raise ValueError(f"docs/data/bench_bo.jsonl has no CPU record for {prob}, budget {budget:g}")
+        row(mine[-1])
+    row(gpu_h3)
+    # Hartmann-6 on the GPU: the run was stopped before its budget; its last saved curves
+    # (bench_bo.py --partial) hold the state after n_evals - 1 evaluations
+    p = _load(root, "docs/data/gpu/h6_partial.json")
+    n = np.asarray(p["n_evals"])
+    k = int(n.min()) - 1
+    regret = np.asarray(p["regret"], float)[:, k]
+    spent = np.asarray(p["cost_spent"], float)[:, k]
+    h6 = {"problem": "hartmann6", "budget": 6000.0, "seeds": len(n), "max_evals": 2000, "refit_every": 20,
+          "batching": "vmap", "min_buffer": 256, "median_final_regret": float(np.median(regret)),
+          "quartiles": np.quantile(regret, [0.25, 0.75]).tolist(), "budget_reached": False, "n_evals": [k],
+          "device": "NVIDIA H200"}
+    row(h6, note=f"stopped; last saved state at {p['wall_s']:.0f} s (cost spent {spent.min():.0f}-{spent.max():.0f} "
+                 f"of 6000)")
+    return "\n".join(lines) + "\n"
+
+
+def render_step_overhead(root, _arg=None):
+    r = [r for r in _jsonl(root, "docs/data/bench_bo.jsonl") if r["study"] == "overhead"][-1]
+    lo, hi = r["observations"]
+    return (f"Overhead per BO step on Hartmann-3 while the data grow from {lo} to {hi} observations "
+            f"(`python experiments/bench_bo.py overhead`, ask/tell loop, {_device(r)}{_load_note(r)}): median "
+            f"{r['median_step_s']:.2f} s (fit {r['median_fit_s']:.2f} s, g* {r['median_gstar_s']:.3f} s, "
+            f"maximisation {r['median_maximise_s']:.3f} s).\n")
+
+
+# --------------------------------------------------------------------------- tuning studies
+
+
+def render_fastcv(root, model):
+    d = _load(root, f"docs/data/fastcv_{model}.json")
+    loss = "error" if model == "svm" else "log-loss"
+    mid, end = d["design_fits"] + d["fits"] // 2, d["design_fits"] + d["fits"]
+    names = {"mumbo": "MUMBO (one fold per query)", "mt_ei": "FASTCV two-stage EI", "cv_ei": "EI on the full K-fold CV"}
+    lines = [f"| tuner | CV {loss} after {mid} fits | after {end} fits | held-out {loss} after {end} fits | "
+             "median overhead (s) |", "|---|---|---|---|---|"]
+    for method, row in d["table"].items():
+        lines.append(f"| {names.get(method, method)} | {row['cv_mean'][mid]:.4f} +- {row['cv_se'][mid]:.4f} | "
+                     f"{row['cv_mean'][end]:.4f} +- {row['cv_se'][end]:.4f} | {row['test_mean'][end]:.4f} +- "
+                     f"{row['test_se'][end]:.4f} | {row['median_overhead_s']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
+             "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
+             "step_overhead": render_step_overhead, "fastcv": render_fastcv}
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def render_text(text: str, root=ROOT) -> str:
+    """``text`` with every marked region rebuilt from the data under ``root``."""
+    def sub(m):
+        name, arg = m.group(2), m.group(3)
+        if name not in RENDERERS:
+            raise ValueError(f"unknown renderer {name!r} in marker {m.group(1).strip()}; known: {sorted(RENDERERS)}")
+        return m.group(1) + RENDERERS[name](root, arg) + m.group(5)
+
+    return MARKER.sub(sub, text)
+
+
+def markers(text: str) -> list[tuple[str, str | None]]:
+    return [(m.group(2), m.group(3)) for m in MARKER.finditer(text)]
+
+
+def render_all(root=ROOT) -> dict[str, str]:
+    """Every generated file: ``{path relative to root: its rendered text}``."""
+    root = pathlib.Path(root)
+    out = {doc: render_text((root / doc).read_text(), root) for doc in DOCS}
+    for res in sorted((root / "docs" / "results").glob("*/results.json")):
+        out[str(res.parent.relative_to(root) / "table.md")] = compare_table(json.loads(res.read_text()))
+    return out
+
+
+def stale(root=ROOT) -> list[str]:
+    root = pathlib.Path(root)
+    return [rel for rel, text in render_all(root).items()
+            if not (root / rel).is_file() or (root / rel).read_text() != text]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only report files whose tables are stale (exit 1)")
+    args = ap.parse_args(argv)
+    if args.check:
+        bad = stale()
+        for rel in bad:
+            print(f"stale: {rel}")
+        return 1 if bad else 0
+    for rel, text in render_all().items():
+        path = ROOT / rel
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+            print(f"rewrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

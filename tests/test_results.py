@@ -1,0 +1,107 @@
+"""The committed results tables equal what experiments/render_results.py renders from
+the committed data (no runs: the data files are read, nothing is recomputed by BO)."""
+
+import importlib.util
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _renderer():
+    spec = importlib.util.spec_from_file_location("render_results", ROOT / "experiments" / "render_results.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+rr = _renderer()
+RENDERED = rr.render_all(ROOT)
+
+
+@pytest.mark.parametrize("rel", sorted(RENDERED))
+def test_committed_tables_equal_the_rendered_ones(rel):
+    committed = (ROOT / rel).read_text()
+    assert committed == RENDERED[rel], f"{rel} is stale: run `python experiments/render_results.py`"
+
+
+def _tables_outside_markers(text):
+    """Markdown table header lines that no render marker encloses."""
+    inside = np.zeros(len(text), bool)
+    for m in rr.MARKER.finditer(text):
+        inside[m.start():m.end()] = True
+    return [m.group(0) for m in re.finditer(r"^\|.*\|\n\|(?:-+\|)+$", text, flags=re.M) if not inside[m.start()]]
+
+
+def test_every_results_table_is_rendered_from_data():
+    # RESULTS.md: every table but the (numberless) list of strategy rules comes from data
+    loose = _tables_outside_markers((ROOT / "docs" / "RESULTS.md").read_text())
+    assert [t.split("\n")[0] for t in loose] == ["| label | rule |"], loose
+    # README: the tables of "Speed" and "BO studies" come from data
+    readme = (ROOT / "README.md").read_text()
+    for section in ("## Speed", "## BO studies"):
+        body = readme.split(section, 1)[1].split("\n## ", 1)[0]
+        assert not _tables_outside_markers(body), section
+    names = {name for doc in rr.DOCS for name, _ in rr.markers((ROOT / doc).read_text())}
+    assert {"speed", "bo_studies", "step_overhead", "overhead_mtbo", "verdict", "compare", "sweep"} <= names
+
+
+def test_every_committed_sweep_is_shown():
+    shown = {arg for name, arg in rr.markers((ROOT / "docs" / "RESULTS.md").read_text())
+             if name in ("compare", "summary")}
+    committed = {p.parent.name for p in (ROOT / "docs" / "results").glob("*/results.json")}
+    assert committed == shown
+
+
+def test_table_md_is_the_compare_output():
+    # the renderer's table.md text is exactly what `mumbo-jax compare --render-only` writes
+    from mumbo_jax.run import compare
+
+    src = ROOT / "docs" / "results" / "hartmann3_full" / "results.json"
+    results = json.loads(src.read_text())
+    records = {lab: r["per_seed"] for lab, r in results["strategies"].items()}
+    text = compare.markdown_table({lab: r["summary"] for lab, r in results["strategies"].items()})
+    assert rr.compare_table(results) == text + "\n" + compare.paired_table(records)
+
+
+def test_sweep_facts_come_from_the_records():
+    res = json.loads((ROOT / "docs" / "results" / "hartmann3_full" / "results.json").read_text())
+    text = rr.render_sweep(ROOT, "hartmann3_full")
+    minutes = sum(r["wall_time_s"] for r in res["strategies"].values()) / 60
+    assert f"{minutes:.1f} min in all" in text
+    worst = max(o for r in res["strategies"].values() for s in r["per_seed"] for o in s["overheads"] if o)
+    assert f"{worst:.1f} s" in text
+    capped = [(lab, s["seed"]) for lab, r in res["strategies"].items() for s in r["per_seed"]
+              if s["cost_spent"][-1] < res["budget"]]
+    assert all(f"{lab} seed {seed} (" in text for lab, seed in capped) and text.count(" seed ") == len(capped)
+
+
+@pytest.mark.parametrize("p_holm, ref_lower, other_lower, word", [
+    (0.01, 8, 2, "below"), (0.01, 2, 8, "above"), (0.06, 9, 1, "level"), (None, 0, 0, "tied")])
+def test_verdict_cell_uses_the_adjusted_p(p_holm, ref_lower, other_lower, word):
+    cell = rr.verdict_cell({"p_holm": p_holm, "p_value": None if p_holm is None else p_holm / 3,
+                            "reference_lower": ref_lower, "other_lower": other_lower})
+    assert cell.startswith(word)
+
+
+def test_unknown_markers_and_missing_data_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown renderer 'nope'"):
+        rr.render_text("<!-- render: nope -->\n<!-- /render -->", ROOT)
+    with pytest.raises(ValueError, match="docs/data/speed.json not found"):
+        rr.render_text("<!-- render: speed -->\nold\n<!-- /render -->", tmp_path)
+
+
+def test_check_mode_reports_a_stale_table(tmp_path):
+    for rel in rr.DOCS:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "docs" / "data").mkdir()
+    (tmp_path / "docs" / "data" / "speed.json").write_text((ROOT / "docs" / "data" / "speed.json").read_text())
+    (tmp_path / "README.md").write_text("## Speed\n<!-- render: speed -->\nan old table\n<!-- /render -->\n")
+    (tmp_path / "docs" / "RESULTS.md").write_text("nothing generated\n")
+    assert rr.stale(tmp_path) == ["README.md"]
+    (tmp_path / "README.md").write_text(rr.render_all(tmp_path)["README.md"])
+    assert rr.stale(tmp_path) == [] and "an old table" not in (tmp_path / "README.md").read_text()
