@@ -10,6 +10,8 @@ from mumbo_jax.acquisition import baselines
 from mumbo_jax.gp import fitting, models, posterior
 from mumbo_jax.benchmarks import problems
 
+from .test_posterior import internal, np_kernel
+
 
 # --------------------------------------------------------------------------- EI and UCB
 
@@ -122,15 +124,18 @@ def test_boca_fidelity_rule():
 
 
 @pytest.fixture(scope="module")
-def forrester_post():
+def forrester_data():
     prob = problems.get_problem("forrester")
-    spec = models.icm_model(prob.bounds, 3, rank=2)
-    key = jax.random.PRNGKey(0)
     x = jnp.concatenate([jnp.linspace(0.05, 0.95, 5), jnp.linspace(0.0, 1.0, 9), jnp.linspace(0.0, 1.0, 9)])[:, None]
     z = jnp.concatenate([jnp.zeros(5), jnp.ones(9), 2 * jnp.ones(9)]).astype(int)
     y = jax.vmap(lambda xx, zz: problems.objective(prob, xx, zz))(x, z)
-    post = fitting.fit(spec, x, z, y, key, n_restarts=3, max_iter=100)
-    return post
+    return models.icm_model(prob.bounds, 3, rank=2), np.asarray(x), np.asarray(z), np.asarray(y)
+
+
+@pytest.fixture(scope="module")
+def forrester_post(forrester_data):
+    spec, x, z, y = forrester_data
+    return fitting.fit(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=3, max_iter=100)
 
 
 def test_pmin_matches_monte_carlo_on_a_1d_grid(forrester_post):
@@ -233,15 +238,59 @@ def test_mtbo_alpha_matches_moments_at_the_target(forrester_post):
     assert np.all(np.isfinite(np.asarray(alpha)))
 
 
-def test_mt_ei_fidelity_ei_is_ei_of_f(forrester_post):
-    post = forrester_post
-    x = jnp.array([[0.2], [0.6], [0.78], [0.72]])
-    z = jnp.array([1, 2, 1, 1])
-    mu, var = posterior.predict(post, x, z)
-    eta = baselines.fidelity_incumbent(post, 1)
-    np.testing.assert_allclose(np.asarray(baselines.fidelity_ei(post, x, z, eta)),
-                               _ei_scipy(np.asarray(mu), np.sqrt(np.asarray(var)), float(eta)), rtol=1e-8, atol=1e-25)
-    # eta is the best posterior mean of f(., 1) over the evaluated x
-    xe = post.scaling.x_lower + post.scaling.x_width * post.x
-    mu_e, _ = posterior.predict(post, xe, jnp.ones(xe.shape[0], int))
-    np.testing.assert_allclose(float(eta), float(jnp.max(mu_e)))
+def _dense_moments(post, data):
+    """Moments of the latent f(x, z) by dense numpy GP algebra on the raw data: an
+    independent reference for everything the ``*_alpha`` functions read from the
+    posterior (same hyper-parameters, none of the library's factorisation)."""
+    spec, x, z, y = data
+    p = post.params
+    ym, ys = y.mean(), y.std()
+    noise = spec.noise_floor + np.exp(np.asarray(p["log_noise"]))
+    xu, zu = internal(spec, x, z)
+    K = np_kernel(spec, p, xu, zu, xu, zu) + np.diag(noise[zu])
+    weights = np.linalg.solve(K, (y - ym) / ys)
+
+    def moments(xq, zq):
+        xq, zq = np.asarray(xq, float), np.broadcast_to(np.asarray(zq, int), (len(xq),))
+        qu, _ = internal(spec, xq, zq)
+        ks = np_kernel(spec, p, qu, zq, xu, zu)
+        var = np.diag(np_kernel(spec, p, qu, zq, qu, zq)) - np.sum(ks * np.linalg.solve(K, ks.T).T, axis=1)
+        return ks @ weights * ys + ym, var * ys**2
+
+    return moments
+
+
+def test_alphas_on_a_posterior_match_dense_numpy_and_scipy(forrester_post, forrester_data):
+    """EI, UCB, MT-EI's fidelity EI and MF-GP-UCB on a fitted posterior, with their
+    incumbents and thresholds, against dense numpy moments and scipy's normal law."""
+    post, moments = forrester_post, _dense_moments(forrester_post, forrester_data)
+    _, x_eval, z_eval, _ = forrester_data
+    target = posterior.target_fidelity(0)
+    x = np.array([[0.2], [0.6], [0.78], [0.72], [0.01]])
+    z = np.array([1, 2, 1, 1, 0])
+    mus, vars_ = zip(*(moments(x, f) for f in range(3)))
+    mus, vars_ = np.stack(mus), np.stack(vars_)
+    close = dict(rtol=1e-6, atol=1e-9)
+
+    # incumbents: the best posterior mean at an evaluated x, of g and of f(., 1)
+    eta = baselines.incumbent_value(post, target)
+    np.testing.assert_allclose(float(eta), np.max(moments(x_eval, 0)[0]), **close)
+    eta1 = baselines.fidelity_incumbent(post, 1)
+    np.testing.assert_allclose(float(eta1), np.max(moments(x_eval, 1)[0]), **close)
+    # EI of g; EI of f(x, z) (MT-EI's second stage); UCB of g
+    np.testing.assert_allclose(np.asarray(baselines.ei_alpha(post, target, eta, x, z)),
+                               _ei_scipy(mus[0], np.sqrt(vars_[0]), float(eta)), **close)
+    mu_z, var_z = moments(x, z)
+    np.testing.assert_allclose(np.asarray(baselines.fidelity_ei(post, x, z, eta1)),
+                               _ei_scipy(mu_z, np.sqrt(var_z), float(eta1)), **close)
+    np.testing.assert_allclose(np.asarray(baselines.ucb_alpha(post, target, 2.5, x, z)),
+                               mus[0] + np.sqrt(2.5 * vars_[0]), **close)
+    # MF-GP-UCB: zeta_m = 2 max |mu_0 - mu_m| over the evaluated x, gamma = 0.01 range of
+    # the means at the evaluated (x, z); the bound is min_m mu_m + sqrt(beta) sd_m + zeta_m
+    zeta, gamma = baselines.mf_gp_ucb_thresholds(post, 3)
+    at_eval = np.stack([moments(x_eval, f)[0] for f in range(3)])
+    np.testing.assert_allclose(np.asarray(zeta), 2 * np.max(np.abs(at_eval - at_eval[0]), axis=1), **close)
+    means_seen = moments(x_eval, z_eval)[0]
+    np.testing.assert_allclose(np.asarray(gamma), np.full(3, 0.01 * np.ptp(means_seen)), **close)
+    np.testing.assert_allclose(np.asarray(baselines.mf_gp_ucb_alpha(post, zeta, 2.5, x, z)),
+                               np.min(mus + np.sqrt(2.5 * vars_) + np.asarray(zeta)[:, None], axis=0), **close)

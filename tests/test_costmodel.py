@@ -1,6 +1,7 @@
 """The learned cost model: recovery of known costs, a dense numpy reference, the
 learned-cost plug in the decision rule and in ask/tell."""
 
+import dataclasses
 import json
 
 import jax
@@ -51,8 +52,9 @@ def _matern52(r):
 def test_prediction_matches_a_dense_numpy_gp(continuous_fit):
     model, x, z, cost, fitted = continuous_fit
     p = {k: np.asarray(v) for k, v in fitted.params.items()}
-    L = np.asarray(costmodel.chol_S(model, jnp.asarray(p["S_chol"])))
-    S, ls, noise = L @ L.T, np.exp(p["log_ls"]), model.noise_floor + np.exp(p["log_noise"])
+    # L from the packed entries, written out here: row-major lower triangle, log diagonal
+    L = np.array([[np.exp(p["S_chol"][0]), 0.0], [p["S_chol"][1], np.exp(p["S_chol"][2])]])
+    S, ls, noise = L @ L.T, np.exp(p["log_ls"]), 1e-4 + np.exp(p["log_noise"][0])
     b = np.asarray(BOX)
 
     def k(xa, za, xb, zb):
@@ -76,8 +78,7 @@ def test_prediction_matches_a_dense_numpy_gp(continuous_fit):
     # median exp(mu) and log-normal mean exp(mu + v/2)
     np.testing.assert_allclose(np.asarray(costmodel.predict_cost(fitted, xt, zt)), np.exp(mean), rtol=1e-6)
     mean_model = costmodel.continuous_cost_model(BOX, ZB, prediction="mean")
-    f2 = costmodel.FittedCost(mean_model, *[getattr(fitted, f) for f in (
-        "params", "x_lower", "x_width", "z_lower", "z_width", "y_mean", "y_scale", "x", "z", "chol_inv", "alpha")])
+    f2 = dataclasses.replace(fitted, model=mean_model)
     np.testing.assert_allclose(np.asarray(costmodel.predict_cost(f2, xt, zt)), np.exp(mean + var / 2), rtol=1e-5)
 
 

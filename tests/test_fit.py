@@ -20,10 +20,11 @@ def _data(spec, n, seed):
     return x, z, y
 
 
-@pytest.mark.parametrize("kind", ["icm", "product"])
+@pytest.mark.parametrize("kind", ["icm", "product", "linear_basis"])
 def test_fit_reaches_scipy_lbfgsb_optimum(kind):
     bounds = [(0.0, 1.0)] * 2
-    spec = models.icm_model(bounds, 2, rank=1) if kind == "icm" else models.product_model(bounds)
+    spec = {"icm": lambda: models.icm_model(bounds, 2, rank=1), "product": lambda: models.product_model(bounds),
+            "linear_basis": lambda: models.basis_model(bounds, fidelity_bounds=(0.0, 1.0))}[kind]()
     x, z, y = _data(spec, 40, seed=0)
     x, z, y, mask = models.check_data(spec, x, z, y)
     scaling = models.make_scaling(spec, y, mask)

@@ -444,3 +444,70 @@ def test_sample_gstar_jit_vmap_and_errors():
         maxvalue.sample_gstar(keys[0], post, target, method="sobol")
     with pytest.raises(ValueError, match="does not exist"):
         maxvalue.sample_gstar(keys[0], post, posterior.target_fidelity(4))
+
+
+# ----------------------------------------------------------------------------------------
+# The g* floor: best evaluated target mean + 5 noise sd, by hand
+# ----------------------------------------------------------------------------------------
+
+
+def _floor_problem(noise, pad=0):
+    """A 1-D ICM posterior with fixed noise variances (units of y) and its dense-numpy
+    floor: max over the REAL evaluated x of the posterior mean of g = f(., 0), plus
+    5 sd of the largest noise variance. Padding rows sit where the mean of g is highest."""
+    from mumbo_jax.gp import models, posterior
+
+    from .test_posterior import internal, np_kernel
+
+    spec = models.icm_model([(0.0, 2.0)], 2, noise=noise)
+    p = models.default_params(spec)
+    # two high target observations 0.4 apart: the mean overshoots between them (x = 0.6)
+    x = np.array([0.4, 0.8, 1.6, 0.2, 1.0, 1.8])[:, None]
+    z = np.array([0, 0, 0, 1, 1, 1])
+    y = np.array([1.0, 1.0, -0.5, 0.6, 0.2, -0.4])
+    ym, ys = y.mean(), y.std()
+    noise_std = np.maximum(np.asarray(noise) / ys**2, spec.noise_floor)
+    xu, zu = internal(spec, x, z)
+    K = np_kernel(spec, p, xu, zu, xu, zu) + np.diag(noise_std[zu])
+    weights = np.linalg.solve(K, (y - ym) / ys)
+
+    def mean_g(xq):
+        xq = np.asarray(xq, float)[:, None]
+        zq = np.zeros(len(xq), int)
+        return np_kernel(spec, p, internal(spec, xq, zq)[0], zq, xu, zu) @ weights * ys + ym
+
+    hand = np.max(mean_g(x[:, 0])) + 5.0 * np.sqrt(max(noise))
+    grid = np.linspace(0.0, 2.0, 2001)
+    x_pad = grid[np.argmax(mean_g(grid))]
+    if pad:
+        x = np.concatenate([x, np.full((pad, 1), x_pad)])
+        z = np.concatenate([z, np.zeros(pad, int)])
+        y = np.concatenate([y, np.full(pad, 50.0)])
+        mask = np.concatenate([np.ones(6), np.zeros(pad)])
+        scaling = models.make_scaling(spec, y, mask)
+        post = posterior.condition(spec, p, x, z, y, mask, scaling)
+    else:
+        post = posterior.condition(spec, p, x, z, y)
+    # the padding would raise the floor if it counted: the test can tell the difference
+    with_padding = np.max(mean_g(np.append(x[:6, 0], x_pad))) + 5.0 * np.sqrt(max(noise))
+    return post, hand, with_padding
+
+
+@pytest.mark.parametrize("pad", [0, 3])
+@pytest.mark.parametrize("method", ["gumbel", "exact"])
+def test_gstar_floor_is_best_evaluated_mean_plus_five_noise_sd(method, pad):
+    from mumbo_jax.gp import posterior
+
+    target = posterior.target_fidelity(0)
+    # large noise on the cheap fidelity: the floor (best mean + 5 x 0.5) lies above every
+    # plausible maximum, so every sample IS the floor; the largest noise sets the sd
+    post, hand, with_padding = _floor_problem((1e-4, 0.25), pad)
+    assert with_padding > hand + 1e-3
+    np.testing.assert_allclose(float(maxvalue.gstar_floor(post, target)), hand, rtol=1e-9)
+    g = np.asarray(maxvalue.sample_gstar(jax.random.PRNGKey(0), post, target, 64, method, n_grid=400))
+    np.testing.assert_allclose(g, hand, rtol=1e-9)
+    # small noise: the floor is best mean + 0.05 and samples lie on or above it
+    post, hand, _ = _floor_problem((1e-4, 1e-4), pad)
+    np.testing.assert_allclose(float(maxvalue.gstar_floor(post, target)), hand, rtol=1e-9)
+    g = np.asarray(maxvalue.sample_gstar(jax.random.PRNGKey(1), post, target, 256, method, n_grid=400))
+    assert np.min(g) >= hand - 1e-12 and np.max(g) > hand + 1e-3

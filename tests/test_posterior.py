@@ -45,6 +45,17 @@ def np_kernel(spec, p, X1, Z1, X2, Z2):
         Lc = np.array([[np.exp(a), 0], [b, np.exp(c)]])
         phi = lambda z: np.stack([z, (1 - z) ** 2], -1)
         return np_matern52(X1, X2, np.exp(p["log_ls"])) * (phi(Z1) @ Lc @ Lc.T @ phi(Z2).T)
+    if spec.kind in ("linear_basis", "task_basis"):
+        # S = L L^T, L's lower triangle packed row by row with the diagonal as logs
+        n_basis = spec.n_fidelities if spec.kind == "task_basis" else 2
+        Lc = np.zeros((n_basis, n_basis))
+        Lc[np.tril_indices(n_basis)] = p["S_chol"]
+        Lc[np.diag_indices(n_basis)] = np.exp(np.diag(Lc))
+        if spec.kind == "task_basis":
+            phi = lambda z: np.eye(n_basis)[z]
+        else:
+            phi = lambda z: np.stack([np.ones_like(z), z], -1)
+        return np_matern52(X1, X2, np.exp(p["log_ls"])) * (phi(Z1) @ Lc @ Lc.T @ phi(Z2).T)
     raise AssertionError
 
 
@@ -53,12 +64,16 @@ SPECS = {
     "ar1": models.ar1_model(BOUNDS, 3),
     "product": models.product_model(BOUNDS, ZB),
     "fabolas": models.fabolas_model(BOUNDS, ZB),
+    "linear_basis": models.basis_model(BOUNDS, fidelity_bounds=ZB),
+    "task_basis": models.basis_model(BOUNDS, n_fidelities=3),
 }
 TARGETS = {
     "icm": [posterior.target_fidelity(0), posterior.target_fidelity(2), posterior.task_mean(3)],
     "ar1": [posterior.target_fidelity(0), posterior.task_mean(3)],
     "product": [posterior.target_value(2.0), posterior.target_value(0.7)],
     "fabolas": [posterior.target_value(2.0), posterior.target_value(0.7)],
+    "linear_basis": [posterior.target_value(2.0), posterior.target_value(0.7)],
+    "task_basis": [posterior.target_fidelity(0), posterior.task_mean(3)],
 }
 
 
@@ -86,7 +101,7 @@ def dense_reference(spec, p, x, z, y, xc, zc, target):
     yst = (y - ym) / ys
     noise = spec.noise_floor + np.exp(np.asarray(p["log_noise"]))
     xu, zu = internal(spec, x, z)
-    noise_obs = noise[zu] if spec.discrete else np.full(len(y), noise[0])
+    noise_obs = noise[zu] if noise.size > 1 else np.full(len(y), noise[0])  # basis kinds: one noise
     K = np_kernel(spec, p, xu, zu, xu, zu) + np.diag(noise_obs)
     tz = np.asarray(target.z, float)
     w = np.asarray(target.weights)
@@ -104,7 +119,7 @@ def dense_reference(spec, p, x, z, y, xc, zc, target):
         A[0, 1:] = w  # g
         A[1, 0] = 1.0  # f(x, z)
         m2, c2 = A @ mean, A @ cov @ A.T
-        nz = noise[int(Ztu[0])] if spec.discrete else noise[0]
+        nz = noise[int(Ztu[0])] if noise.size > 1 else noise[0]
         out["mu_g"].append(m2[0] * ys + ym)
         out["var_g"].append(c2[0, 0] * ys**2)
         out["mu_y"].append(m2[1] * ys + ym)
@@ -223,6 +238,12 @@ def test_bad_inputs_raise_clear_errors():
         models.icm_model(BOUNDS, 0)
     with pytest.raises(ValueError, match="noise must be"):
         models.icm_model(BOUNDS, 3, noise=(1e-3, 1e-3))
+    with pytest.raises(ValueError, match="exactly one of n_fidelities"):
+        models.basis_model(BOUNDS)
+    with pytest.raises(ValueError, match="exactly one of n_fidelities"):
+        models.basis_model(BOUNDS, n_fidelities=2, fidelity_bounds=ZB)
+    with pytest.raises(ValueError, match="n_fidelities must be a positive integer"):
+        models.basis_model(BOUNDS, n_fidelities=0)
 
 
 @pytest.mark.parametrize("n_fid,n,size", [(3, 16, 32), (3, 25, 25), (2, 10, 32)])

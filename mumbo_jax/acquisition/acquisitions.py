@@ -1,7 +1,9 @@
 r"""Acquisition functions: MUMBO, max-value entropy search (MES) and cost weighting.
 
-All functions are pure JAX (``jit``/``vmap``/``grad`` friendly) and expect float64
-(``jax.config.update("jax_enable_x64", True)``).
+All functions are pure JAX (``jit``/``vmap``/``grad`` friendly) and need float64: with
+JAX's default float32 every public function raises
+:class:`mumbo_jax.gp.precision.PrecisionError` saying to call
+``jax.config.update("jax_enable_x64", True)`` first.
 
 MUMBO (Moss, Leslie & Rayson 2020, eq. 4). For a candidate (x, z) the GP gives the joint
 Gaussian of the target g(x) and the noisy observation y = f(x, z) + noise:
@@ -55,6 +57,8 @@ import jax.numpy as jnp
 import jax.scipy.special  # noqa: F401  (erfc)
 import numpy as np
 
+from mumbo_jax.gp.precision import require_x64
+
 __all__ = [
     "mumbo_gain",
     "mumbo_gain_simpson",
@@ -72,7 +76,8 @@ _LOGPHI_ASYM = -20.0  # below this log Phi and MES use asymptotic series
 _SQRT_HALF = float(np.sqrt(0.5))
 _MES_GMAX = 40.0  # above this MES underflows to 0 in float64
 
-# Simpson reference rule (see JAX-NOTES "The ESG integral" for the grading idea).
+# Simpson reference rule: a sinh-graded grid theta = k + c sinh(t) that concentrates nodes
+# in the layer of width ~s/|rho| at theta = gamma/rho (a uniform grid misses it as |rho| -> 1).
 _SIMPSON_WIDTH = 16.0  # window +-16 sd: the lower tail of the ESG is exponential-like
 _SIMPSON_LAYER_SD = 4.0  # grade towards the layer only if it lies within ~4 sd
 _SIMPSON_S_FLOOR = 1e-8  # floor of s = sqrt(1 - rho^2) in the direct rule
@@ -122,7 +127,6 @@ def _logpdf(x):
     return -0.5 * x * x - _LOG_SQRT_2PI
 
 
-@jax.jit
 def mes_per_sample(gamma):
     r"""MES gain for one max-value sample: gamma phi / (2 Phi) - log Phi(gamma).
 
@@ -130,6 +134,12 @@ def mes_per_sample(gamma):
     gamma = (g* - mu_g)/sigma_g. Any shape; stable for all finite gamma (an asymptotic
     series below -20 avoids the cancellation of two ~gamma^2/2 terms; 0 above 40).
     """
+    require_x64("calling mes_per_sample")
+    return _mes_per_sample(gamma)
+
+
+@jax.jit
+def _mes_per_sample(gamma):
     gamma = jnp.asarray(gamma, dtype=float)
     x = jnp.clip(gamma, _LOGPHI_ASYM, _MES_GMAX)
     lp = _log_phi_mid(x)
@@ -193,9 +203,14 @@ def esg_gain_simpson(gamma, rho, n_nodes=101):
     |rho| = 1 the result is MES minus ~1e-8 m). Max error vs scipy.quad ~1e-7 over
     gamma in [-40, 8]. Costs ~n_nodes log Phi evaluations per pair.
     """
+    require_x64("calling esg_gain_simpson")
+    _check_n_nodes(n_nodes)
+    return _esg_gain_simpson(gamma, rho, int(n_nodes))
+
+
+def _check_n_nodes(n_nodes):
     if int(n_nodes) != n_nodes or n_nodes < 3 or n_nodes % 2 == 0:
         raise ValueError(f"n_nodes must be an odd integer >= 3, got {n_nodes}")
-    return _esg_gain_simpson(gamma, rho, int(n_nodes))
 
 
 @functools.partial(jax.jit, static_argnums=2)
@@ -266,12 +281,13 @@ def _ratio_table():
     Simpson rule as the reference path (201 nodes). Returned as numpy so it becomes a
     constant in any trace.
     """
+    require_x64("building the MUMBO gain table")  # a float32 table would stay cached
     gam, _, r, s = _table_grid()
     g2, r2 = np.meshgrid(gam, r, indexing="ij")
     s2 = np.broadcast_to(s, g2.shape)
     with jax.ensure_compile_time_eval():  # build eagerly even if first called in a jit
         fill = jax.jit(lambda g, r_, s_: _esg_simpson_core(g, r_, s_, _TAB_FILL_NODES)
-                       / mes_per_sample(g))  # one compilation
+                       / _mes_per_sample(g))  # one compilation
         ratio = np.array(fill(jnp.asarray(g2), jnp.asarray(r2), jnp.asarray(s2)))
     ratio[:, 0] = 0.0  # rho = 0 exactly
     if not np.all(np.isfinite(ratio)):  # pragma: no cover - a build bug, not user input
@@ -310,7 +326,7 @@ def _table_ratio(gamma, u, s):
 
 def _esg_gain_table(gamma, rho2):
     u, s = _table_u(rho2)
-    return _table_ratio(gamma, u, s) * mes_per_sample(gamma)
+    return _table_ratio(gamma, u, s) * _mes_per_sample(gamma)
 
 
 def esg_gain(gamma, rho):
@@ -323,6 +339,7 @@ def esg_gain(gamma, rho):
     gamma in [-40, 8]; for gamma < -40 it returns (G/MES)(-40, rho) * MES(gamma) and for
     gamma > 8 (G/MES)(8, rho) * MES(gamma) (MES(8) ~ 2e-14). Finite gradients.
     """
+    require_x64("calling esg_gain")
     return _esg_gain_table_jit(gamma, rho)
 
 
@@ -395,12 +412,12 @@ def _moments(mu_g, var_g, mu_y, var_y, cov, gstar):
 def _mumbo_gain_table(gamma, rho):
     u, s = _table_u(rho * rho)  # per candidate, shared by the N samples
     ratio = _table_ratio(gamma, u[..., None], s[..., None])
-    return jnp.mean(ratio * mes_per_sample(gamma), axis=-1)
+    return jnp.mean(ratio * _mes_per_sample(gamma), axis=-1)
 
 
 @functools.partial(jax.jit, static_argnums=2)
 def _mumbo_gain_simpson(gamma, rho, n_nodes):
-    return jnp.mean(esg_gain_simpson(gamma, rho[..., None], n_nodes), axis=-1)
+    return jnp.mean(_esg_gain_simpson(gamma, rho[..., None], n_nodes), axis=-1)
 
 
 def mumbo_gain(mu_g, var_g, mu_y, var_y, cov, gstar):
@@ -432,6 +449,7 @@ def mumbo_gain(mu_g, var_g, mu_y, var_y, cov, gstar):
     raises ValueError for NaN/inf, negative variances (beyond round-off), non-1-D or
     empty gstar, or non-broadcasting shapes; under jit only the shape checks run.
     """
+    require_x64("calling mumbo_gain")
     gamma, rho = _moments(mu_g, var_g, mu_y, var_y, cov, gstar)
     return _mumbo_gain_table(gamma, rho)
 
@@ -444,6 +462,8 @@ def mumbo_gain_simpson(mu_g, var_g, mu_y, var_y, cov, gstar, *, n_nodes=101):
     ~1e-7 from scipy.quad with 101 nodes, s floored at 1e-8). Slower: n_nodes log Phi
     evaluations per pair.
     """
+    require_x64("calling mumbo_gain_simpson")
+    _check_n_nodes(n_nodes)
     gamma, rho = _moments(mu_g, var_g, mu_y, var_y, cov, gstar)
     return _mumbo_gain_simpson(gamma, rho, int(n_nodes))
 
@@ -451,7 +471,7 @@ def mumbo_gain_simpson(mu_g, var_g, mu_y, var_y, cov, gstar, *, n_nodes=101):
 @jax.jit
 def _mes_gain(mu_g, var_g, gstar):
     gamma, _ = _standardise(mu_g, var_g, gstar)
-    return jnp.mean(mes_per_sample(gamma), axis=-1)
+    return jnp.mean(_mes_per_sample(gamma), axis=-1)
 
 
 def mes_gain(mu_g, var_g, gstar):
@@ -462,6 +482,7 @@ def mes_gain(mu_g, var_g, gstar):
     Gaussian under upper truncation. ``mu_g``, ``var_g`` broadcast to shape S;
     ``gstar`` has shape [N]; returns shape S. Validation as in ``mumbo_gain``.
     """
+    require_x64("calling mes_gain")
     shape = _candidate_shape(("mu_g", "var_g"), (mu_g, var_g))
     _check_gstar(gstar)
     _check_values("mu_g", mu_g)
@@ -477,6 +498,7 @@ def cost_weighted(alpha, cost):
     ``alpha`` and ``cost`` broadcast. With a concrete ``cost``, raises ValueError if
     any cost is non-positive or non-finite; a traced cost is not checked.
     """
+    require_x64("calling cost_weighted")
     if _is_concrete(cost):
         c = np.asarray(cost)
         if not np.all(np.isfinite(c)) or np.any(c <= 0):

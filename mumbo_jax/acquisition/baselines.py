@@ -9,6 +9,11 @@ Two layers, like :mod:`mumbo_jax.acquisition.acquisitions`:
 * the same acquisitions on a fitted :class:`mumbo_jax.gp.posterior.Posterior`
   (``*_alpha`` functions with the ``alpha(x [M, d], z [M]) -> [M]`` signature that
   :func:`mumbo_jax.bo.optimize.maximise` takes), used by :mod:`mumbo_jax.bo.strategies`.
+  Each one is the posterior's moments fed to the closed form above (one copy of each
+  formula: the tested closed form is the code that runs).
+
+Every public function needs float64 and raises
+:class:`mumbo_jax.gp.precision.PrecisionError` without it.
 
 The rules, with the sources they follow:
 
@@ -23,10 +28,12 @@ f(., z) at the evaluated x.
 MF-GP-UCB (Kandasamy et al. 2016): x maximises
     phi(x) = min_m [ mu_m(x) + sqrt(beta) sigma_m(x) + zeta_m ]   (zeta_target = 0);
 the fidelity is the cheapest m whose sqrt(beta) sigma_m(x) >= gamma_m (else the
-target). Thresholds as in the released code's defaults: gamma_m = 0.01 * range of y,
-zeta_m = 2 * the largest gap |mu_target - mu_m| at the evaluated x (the code's
-2 * max observed gap). The released code also enlarges gamma and zeta adaptively
-from its run history; the rule here is stateless (a pure function of the posterior).
+target). Thresholds as in the released code: zeta_m = 2 * the largest gap
+|mu_target - mu_m| at the evaluated x (the code's 2 * max observed gap), re-estimated
+from the posterior at every step; gamma_m = 0.01 * range of y, multiplied by 5 each
+time the run has stayed below the target for cost(m - 1)/cost(m) queries in a row,
+which :func:`mf_gp_ucb_gamma_exponents` replays from the run's history (so the rule
+stays a pure function of the posterior and the evaluated fidelities).
 BOCA (Kandasamy et al. 2017), continuous fidelity: x maximises UCB of the target;
 z is the cheapest fidelity with cost(z) < 0.9 cost(z0), posterior sd
 sigma(x, z) > gamma(z) = c * range(y) * xi(z) * (cost(z)/cost(z0))^q (q = 1/(d + 3),
@@ -53,10 +60,12 @@ import numpy as np
 from jax.scipy.special import ndtr
 
 from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp.precision import require_x64
 
 __all__ = [
+    "MF_GAMMA_COEFF", "MF_ZETA_FACTOR", "BOCA_COEFF", "BOCA_MAX_COST_RATIO",
     "expected_improvement", "ucb", "ucb_beta", "mf_gp_ucb_bound", "mf_gp_ucb_fidelity", "boca_fidelity",
-    "boca_exponent", "pmin_from_samples", "pmin_entropy", "pmin_after_fantasy", "mtbo_gain",
+    "boca_exponent", "pmin_from_samples", "pmin_entropy", "pmin_after_fantasy", "mtbo_gain", "robust_cholesky",
     "gauss_hermite", "incumbent_value", "fidelity_incumbent", "ei_alpha", "ucb_alpha", "fidelity_ei",
     "mf_gp_ucb_thresholds", "mf_gp_ucb_alpha", "mf_gp_ucb_gamma_exponents", "boca_coefficient", "data_range",
     "n_observations", "MTBOState", "mtbo_state", "mtbo_alpha", "prior_information_gap",
@@ -121,6 +130,7 @@ def expected_improvement(mu, var, best):
     Returns:
         EI, ``>= 0``, finite for all finite inputs (var = 0 gives max(mu - best, 0)).
     """
+    require_x64("calling expected_improvement")
     for name, a in (("mu", mu), ("best", best)):
         _check_finite(name, a)
     _check_var(var)
@@ -129,6 +139,7 @@ def expected_improvement(mu, var, best):
 
 def ucb(mu, var, beta):
     """Upper confidence bound ``mu + sqrt(beta) sqrt(var)`` (beta >= 0)."""
+    require_x64("calling ucb")
     _check_finite("mu", mu)
     _check_var(var)
     if not isinstance(beta, jax.core.Tracer) and not (np.all(np.isfinite(beta)) and np.all(np.asarray(beta) >= 0)):
@@ -139,6 +150,7 @@ def ucb(mu, var, beta):
 def ucb_beta(dim, t):
     """Kandasamy et al.'s practical GP-UCB schedule ``beta_t = 0.2 d log(2 t)`` (t >= 1;
     smaller t is treated as 1)."""
+    require_x64("calling ucb_beta")
     return 0.2 * dim * jnp.log(2.0 * jnp.maximum(jnp.asarray(t, float), 1.0))
 
 
@@ -153,6 +165,7 @@ def mf_gp_ucb_bound(mu, var, zeta, beta):
     Returns:
         ``[M]``.
     """
+    require_x64("calling mf_gp_ucb_bound")
     mu, var, zeta = jnp.asarray(mu), jnp.asarray(var), jnp.asarray(zeta)
     if mu.ndim != 2 or var.shape != mu.shape or zeta.shape != mu.shape[:1]:
         raise ValueError(f"mu and var must be [F, M] and zeta [F]; got {mu.shape}, {var.shape}, {zeta.shape}")
@@ -171,6 +184,7 @@ def mf_gp_ucb_fidelity(sd, beta, gammas, costs, target: int = 0):
     Returns:
         integer fidelity index.
     """
+    require_x64("calling mf_gp_ucb_fidelity")
     sd, gammas, costs = jnp.asarray(sd), jnp.asarray(gammas), jnp.asarray(costs)
     fids = jnp.arange(sd.shape[0])
     ok = (jnp.sqrt(beta) * sd >= gammas) & (fids != target)
@@ -198,6 +212,7 @@ def boca_fidelity(z_grid, sd, xi, cost, cost_target, beta, scale, q, z_target, c
         cost_target: cost of the target fidelity; beta: UCB coefficient; scale: the
             range of y; q: :func:`boca_exponent`; z_target: the target fidelity.
     """
+    require_x64("calling boca_fidelity")
     ratio = cost / cost_target
     gamma = coeff * scale * xi * jnp.power(jnp.maximum(ratio, 0.0), q)
     ok = (ratio < max_cost_ratio) & (sd > gamma) & (xi > jnp.max(xi) / jnp.sqrt(jnp.maximum(beta, 1e-12)))
@@ -221,6 +236,7 @@ def mf_gp_ucb_gamma_exponents(z_hist, valid, costs, target: int = 0):
     Returns:
         ``[F]`` exponents e: gamma_m = gamma_0 * 5^e_m.
     """
+    require_x64("calling mf_gp_ucb_gamma_exponents")
     costs = jnp.asarray(costs, float)
     n_fid = costs.shape[0]
     z_hist = jnp.asarray(z_hist).astype(jnp.int32)
@@ -258,6 +274,7 @@ def boca_coefficient(is_target, valid, init=BOCA_COEFF, window: int = 20, low: f
     Returns:
         the coefficient for the next step.
     """
+    require_x64("calling boca_coefficient")
     tgt = (jnp.asarray(is_target) & jnp.asarray(valid)).astype(float)
     valid = jnp.asarray(valid).astype(float)
     # BO-evaluation counts up to each position: step t sees the t evaluations before it
@@ -277,6 +294,7 @@ def boca_coefficient(is_target, valid, init=BOCA_COEFF, window: int = 20, low: f
 def pmin_from_samples(samples):
     """Monte Carlo p_min: ``[P]`` frequencies with which each of P points is the
     argmax over ``samples [P, S]`` (S joint samples of g at P representer points)."""
+    require_x64("calling pmin_from_samples")
     samples = jnp.asarray(samples)
     if samples.ndim != 2:
         raise ValueError(f"samples must be [P, S], got shape {samples.shape}")
@@ -291,6 +309,7 @@ def pmin_entropy(p, log_base=None):
     """Entropy of p_min relative to the representer measure u:
     ``-sum_i p_i log(p_i / u_i)`` (``log_base`` = log u up to a constant; None: uniform,
     the plain discrete entropy). 0 log 0 = 0."""
+    require_x64("calling pmin_entropy")
     p = jnp.asarray(p)
     plogp = jnp.where(p > 0, p * jnp.log(jnp.where(p > 0, p, 1.0)), 0.0)
     h = -jnp.sum(plogp, axis=-1)
@@ -301,6 +320,7 @@ def pmin_entropy(p, log_base=None):
 
 def gauss_hermite(n: int):
     """Nodes t and weights w (summing to 1) with sum w f(t) ~ E f(T), T ~ N(0, 1)."""
+    require_x64("calling gauss_hermite")
     if int(n) != n or n < 1:
         raise ValueError(f"the number of Gauss-Hermite nodes must be a positive integer, got {n}")
     t, w = np.polynomial.hermite_e.hermegauss(int(n))
@@ -317,6 +337,7 @@ def pmin_after_fantasy(base, normals_y, c, s_y, t):
     Returns:
         ``[P]`` p_min | y.
     """
+    require_x64("calling pmin_after_fantasy")
     return _pmin(base + (c / s_y)[:, None] * (t - normals_y)[None, :])
 
 
@@ -353,6 +374,7 @@ def mtbo_gain(mean_r, cov_r, c, var_y, w, w0, nodes, weights, log_base=None, bat
     Returns:
         ``[M]`` H(p_min) - E_y H(p_min | y).
     """
+    require_x64("calling mtbo_gain")
     mean_r, cov_r = jnp.asarray(mean_r, float), jnp.asarray(cov_r, float)
     p = mean_r.shape[0]
     if cov_r.shape != (p, p) or jnp.shape(c)[-1] != p or jnp.shape(w)[0] != p:
@@ -366,6 +388,7 @@ def mtbo_gain(mean_r, cov_r, c, var_y, w, w0, nodes, weights, log_base=None, bat
 
 def robust_cholesky(cov):
     """Cholesky with a relative jitter (representer points may nearly coincide)."""
+    require_x64("calling robust_cholesky")
     p = cov.shape[0]
     scale = jnp.maximum(jnp.mean(jnp.diag(cov)), 1e-300)
     return jnp.linalg.cholesky(cov + 1e-8 * scale * jnp.eye(p))
@@ -381,12 +404,14 @@ def _eval_x(post):
 
 def incumbent_value(post, target):
     """The best posterior mean of g at an evaluated x (EI's incumbent)."""
+    require_x64("calling incumbent_value")
     mu, _ = posterior.target_moments(post, _eval_x(post), target)
     return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
 
 
 def fidelity_incumbent(post, z):
     """The best posterior mean of f(., z) at the evaluated x (MT-EI's per-fidelity eta)."""
+    require_x64("calling fidelity_incumbent")
     x = _eval_x(post)
     mu, _ = posterior.predict(post, x, jnp.full(x.shape[0], z))
     return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
@@ -394,29 +419,34 @@ def fidelity_incumbent(post, z):
 
 def ei_alpha(post, target, eta, x, z):
     """EI of g at ``x [M, d]`` over ``eta`` (z ignored)."""
+    require_x64("calling ei_alpha")
     mu, var = posterior.target_moments(post, x, target)
-    return _expected_improvement(mu, var, eta)
+    return expected_improvement(mu, var, eta)
 
 
 def ucb_alpha(post, target, beta, x, z):
     """UCB of g at ``x [M, d]`` (z ignored)."""
+    require_x64("calling ucb_alpha")
     mu, var = posterior.target_moments(post, x, target)
-    return mu + jnp.sqrt(beta * var)
+    return ucb(mu, var, beta)
 
 
 def fidelity_ei(post, x, z, eta):
     """EI of the latent f(x, z) over ``eta`` at ``x [M, d]``, ``z [M]``."""
+    require_x64("calling fidelity_ei")
     mu, var = posterior.predict(post, x, z)
-    return _expected_improvement(mu, var, eta)
+    return expected_improvement(mu, var, eta)
 
 
 def n_observations(post):
+    """The number of (unmasked) observations in the posterior."""
     return jnp.sum(post.mask)
 
 
 def data_range(post):
     """Range of the posterior means at the evaluated (x, z): a noise-free stand-in for
     the range of the observations (the posterior does not keep y)."""
+    require_x64("calling data_range")
     mu, _ = posterior.predict(post, _eval_x(post), _raw_z(post))
     lo = jnp.min(jnp.where(post.mask > 0, mu, jnp.inf))
     hi = jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
@@ -432,6 +462,7 @@ def _raw_z(post):
 def mf_gp_ucb_thresholds(post, n_fidelities: int, target: int = 0):
     """MF-GP-UCB's ``(zeta [F], gamma [F])`` from the posterior: zeta_m = 2 max over the
     evaluated x of |mu_target - mu_m| (0 at the target), gamma_m = 0.01 range(y)."""
+    require_x64("calling mf_gp_ucb_thresholds")
     x = _eval_x(post)
     n = x.shape[0]
     mus = jnp.stack([posterior.predict(post, x, jnp.full(n, f))[0] for f in range(n_fidelities)])
@@ -444,16 +475,18 @@ def mf_gp_ucb_thresholds(post, n_fidelities: int, target: int = 0):
 def mf_gp_ucb_alpha(post, zeta, beta, x, z):
     """MF-GP-UCB's bound ``phi(x)`` at ``x [M, d]`` (z ignored); ``zeta [F]``, one per
     fidelity."""
+    require_x64("calling mf_gp_ucb_alpha")
     m, n_fidelities = x.shape[0], zeta.shape[0]
     moments = [posterior.predict(post, x, jnp.full(m, f)) for f in range(n_fidelities)]
     mu = jnp.stack([a for a, _ in moments])
     var = jnp.stack([b for _, b in moments])
-    return jnp.min(mu + jnp.sqrt(beta * var) + zeta[:, None], axis=0)
+    return mf_gp_ucb_bound(mu, var, zeta, beta)
 
 
 def prior_information_gap(post, x, z, z_target):
     """BOCA's xi(z) = sqrt(1 - corr_prior(f(x, z), f(x, z0))^2) at one ``x [d]`` for
     ``z [G]`` fidelities (continuous models)."""
+    require_x64("calling prior_information_gap")
     kernel = models.build_kernel(post.spec, post.params)
     g = z.shape[0]
     xu, zu = models.scale_inputs(post.spec, post.scaling, jnp.broadcast_to(x, (g, x.shape[0])), z)
@@ -494,6 +527,7 @@ def mtbo_state(key, post, target, n_representers: int, n_samples: int, n_fantasi
     """Representer points (``n_representers`` of ``n_pool`` uniform points, drawn
     without replacement in proportion to EI by the Gumbel top-k trick), their joint
     posterior and the common random numbers of one MTBO step."""
+    require_x64("calling mtbo_state")
     k_pool, k_pick, k_w = jax.random.split(key, 3)
     sc = post.scaling
     d = post.x.shape[1]
@@ -532,10 +566,8 @@ def _cross_target(post, target, rep_x, v_r, x, z):
 def mtbo_alpha(post, target, state: MTBOState, x, z):
     """MTBO's gain at ``x [M, d]``, ``z [M]``. Piecewise constant in x (Monte Carlo
     argmax counts): inputs are cut from the gradient so the polish costs nothing."""
+    require_x64("calling mtbo_alpha")
     x, z = jax.lax.stop_gradient(x), jax.lax.stop_gradient(z)
     c, var_y = _cross_target(post, target, state.rep_x, state.v_r, x, z)
-    base = state.mean_r[:, None] + state.chol_r @ state.w
-    h0 = pmin_entropy(_pmin(base), state.log_base)
-    one = functools.partial(_gain_one, base, state.log_base, state.chol_r, state.w, state.w0, state.nodes,
-                            state.weights, h0)
-    return jax.lax.map(lambda args: one(*args), (c, var_y), batch_size=32)
+    return _mtbo_gain(state.mean_r, state.chol_r, state.w, state.w0, state.log_base, state.nodes, state.weights,
+                      c, var_y)

@@ -27,11 +27,15 @@ Two samplers:
 * :func:`exact_max_samples` -- joint samples of :math:`g` on a (smaller) grid from its
   full posterior covariance, by Cholesky with adaptive jitter, and their maxima.
 
-Both clamp :math:`g^* \ge` ``floor`` (the lead's convention: the best posterior mean of
-:math:`g` at the evaluated points), since the maximum cannot be below a value :math:`g`
-is known to reach.
+Both clamp :math:`g^* \ge` ``floor``. :func:`sample_gstar`, the glue from a fitted
+posterior, sets the floor to the best posterior mean of :math:`g` at the evaluated points
+plus 5 noise standard deviations (as in Wang & Jegelka's code): the maximum cannot be
+below a value :math:`g` is known to reach, and a sample equal to the incumbent's mean
+would give a spurious gain for re-evaluating the incumbent.
 
-Requires ``jax.config.update("jax_enable_x64", True)`` for the documented accuracy.
+Every public function needs float64 and raises
+:class:`mumbo_jax.gp.precision.PrecisionError` without it (call
+``jax.config.update("jax_enable_x64", True)`` first).
 """
 
 from __future__ import annotations
@@ -44,13 +48,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.gp import posterior as _posterior
+from mumbo_jax.gp import posterior
+from mumbo_jax.gp.precision import require_x64
 
 __all__ = [
     "max_value_quantiles",
     "fit_gumbel",
     "gumbel_max_samples",
     "exact_max_samples",
+    "GSTAR_METHODS",
+    "FLOOR_NOISE_SD",
+    "default_grid_size",
+    "gstar_floor",
     "sample_gstar",
 ]
 
@@ -218,6 +227,7 @@ def max_value_quantiles(mean, var, probs=_QUARTILES, *, n_bisect: int = _N_BISEC
     Returns:
         Array of the shape of ``probs``: the quantiles :math:`y_p` with :math:`F(y_p) = p`.
     """
+    require_x64("calling max_value_quantiles")
     mean, var = _check_mean_var(mean, var)
     probs = _check_probs(probs, mean.dtype)
     n_bisect = operator.index(n_bisect)
@@ -248,6 +258,7 @@ def fit_gumbel(mean, var, *, n_bisect: int = _N_BISECT):
     Returns:
         ``(a, b)``, two scalars, ``b >= 0``.
     """
+    require_x64("calling fit_gumbel")
     mean, var = _check_mean_var(mean, var)
     return _gumbel_params_jit(mean, var, operator.index(n_bisect))
 
@@ -293,6 +304,7 @@ def gumbel_max_samples(key, mean, var, n_samples: int, floor=-jnp.inf, *,
         ValueError: on concrete inputs with mismatched shapes, ``n_samples <= 0``,
             negative variances, non-finite values or a non-scalar floor.
     """
+    require_x64("calling gumbel_max_samples")
     n_samples = _check_n_samples(n_samples)
     mean, var = _check_mean_var(mean, var)
     floor = _check_floor(floor, mean.dtype)
@@ -371,6 +383,7 @@ def exact_max_samples(key, mean, cov, n_samples: int, floor=-jnp.inf):
         ValueError: on concrete inputs with mismatched shapes, ``n_samples <= 0``,
             a negative diagonal, non-finite values or a non-scalar floor.
     """
+    require_x64("calling exact_max_samples")
     n_samples = _check_n_samples(n_samples)
     if jnp.ndim(mean) != 1 or jnp.shape(mean)[0] == 0:
         raise ValueError(f"mean must have shape [M] with M >= 1, got {jnp.shape(mean)}")
@@ -396,12 +409,33 @@ def exact_max_samples(key, mean, cov, n_samples: int, floor=-jnp.inf):
 # ----------------------------------------------------------------------------------------
 
 GSTAR_METHODS = ("gumbel", "exact")
+# g* floor: the best posterior mean of g at an evaluated point plus this many noise sd
+FLOOR_NOISE_SD = 5.0
 
 
 def default_grid_size(dim: int, method: str) -> int:
     """Random grid points: 10,000 d for the Gumbel fit (as in the paper); the exact
     sampler factorises an M x M covariance, so it uses 500 d, at most 2,000."""
     return 10_000 * dim if method == "gumbel" else min(500 * dim, 2_000)
+
+
+def _floor(post, mu_eval):
+    # g* cannot be below the best posterior mean of g at an evaluated point; as in Wang &
+    # Jegelka's code the floor sits 5 noise sd above it: a g* equal to the incumbent's
+    # mean gives gamma ~ 0 there and a spurious gain for re-sampling the incumbent. The
+    # largest noise variance of the model (units of y) sets the sd.
+    noise_sd = jnp.sqrt(jnp.max(post.noise)) * post.scaling.y_scale
+    return jnp.max(jnp.where(post.mask > 0, mu_eval, -jnp.inf)) + FLOOR_NOISE_SD * noise_sd
+
+
+def gstar_floor(post, target):
+    """The lower clamp of :func:`sample_gstar`'s samples (a scalar, units of y): the best
+    posterior mean of g at the evaluated points plus 5 sd of the largest noise variance."""
+    require_x64("calling gstar_floor")
+    posterior.check_target(post.spec, target)
+    sc = post.scaling
+    mu_eval, _ = posterior.target_moments(post, sc.x_lower + sc.x_width * post.x, target)
+    return _floor(post, mu_eval)
 
 
 @functools.partial(jax.jit, static_argnames=("n_samples", "method", "n_grid"))
@@ -412,19 +446,10 @@ def _sample_gstar(key, post, target, n_samples, method, n_grid):
     u = jax.random.uniform(grid_key, (n_grid, post.x.shape[1]), post.x.dtype)
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":
-        mean, var = _posterior.target_moments(post, grid, target)
-        mu_eval = mean[n_grid:]
-        return_samples = lambda floor: _gumbel_samples(sample_key, mean, var, floor, n_samples, _N_BISECT_BO)
-    else:
-        mean, cov = _posterior.target_joint(post, grid, target)
-        mu_eval = mean[n_grid:]
-        return_samples = lambda floor: _exact_samples(sample_key, mean, cov, floor, n_samples)
-    # g* cannot be below the best posterior mean of g at an evaluated point; as in Wang &
-    # Jegelka's code the floor sits 5 noise sd above it: a g* equal to the incumbent's
-    # mean gives gamma ~ 0 there and a spurious gain for re-sampling the incumbent
-    noise_sd = jnp.sqrt(jnp.max(post.noise)) * post.scaling.y_scale
-    floor = jnp.max(jnp.where(post.mask > 0, mu_eval, -jnp.inf)) + 5.0 * noise_sd
-    return return_samples(floor)
+        mean, var = posterior.target_moments(post, grid, target)
+        return _gumbel_samples(sample_key, mean, var, _floor(post, mean[n_grid:]), n_samples, _N_BISECT_BO)
+    mean, cov = posterior.target_joint(post, grid, target)
+    return _exact_samples(sample_key, mean, cov, _floor(post, mean[n_grid:]), n_samples)
 
 
 def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel", n_grid: int | None = None):
@@ -432,7 +457,8 @@ def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel",
 
     The grid is ``n_grid`` uniform random points in the search box (default
     :func:`default_grid_size`) plus every evaluated x; samples are clamped to at least
-    the best posterior mean of g at the evaluated points.
+    :func:`gstar_floor`, the best posterior mean of g at the evaluated points plus 5 noise
+    standard deviations.
 
     Args:
         key: PRNG key.
@@ -446,6 +472,7 @@ def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel",
     Returns:
         ``[N]`` samples of g*, in the units of y.
     """
+    require_x64("calling sample_gstar")
     if method not in GSTAR_METHODS:
         raise ValueError(f"unknown g* method {method!r}; allowed: {GSTAR_METHODS}")
     n_samples = _check_n_samples(n_samples)
@@ -453,5 +480,5 @@ def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel",
         n_grid = default_grid_size(post.spec.dim, method)
     if int(n_grid) != n_grid or n_grid < 1:
         raise ValueError(f"n_grid must be a positive integer, got {n_grid}")
-    _posterior.check_target(post.spec, target)
+    posterior.check_target(post.spec, target)
     return _sample_gstar(key, post, target, n_samples, method, int(n_grid))

@@ -18,6 +18,9 @@ import optax
 
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.gp.models import ModelSpec, Scaling
+from mumbo_jax.gp.precision import require_x64
+
+__all__ = ["neg_log_marginal", "lbfgs", "fit_from", "restart_inits", "fit_params", "fit"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -28,6 +31,7 @@ def neg_log_marginal(spec: ModelSpec, params: dict, scaling: Scaling, x, z, y, m
     ``y`` is in raw units; the likelihood is that of the standardised data (a constant
     shift for fixed scaling). Padded rows (mask 0) contribute nothing.
     """
+    require_x64("fitting a GP")  # at trace time only: every fit (fit_from too) comes here
     xu, zu = models.scale_inputs(spec, scaling, x, z)
     noise = models.noise_variances(spec, params, scaling.y_scale)
     gp = posterior.masked_gp(spec, params, xu, zu, mask, noise)
@@ -116,6 +120,7 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
         ``(params, loss, all_losses)``: the best params dict, its objective value
         (:func:`neg_log_marginal`), and every restart's final objective ``[n_restarts]``.
     """
+    require_x64("calling fitting.fit_params")
     if int(n_restarts) != n_restarts or n_restarts < 1:
         raise ValueError(f"n_restarts must be a positive integer, got {n_restarts}")
     x, z, y, mask = models.check_data(spec, x, z, y, mask)
@@ -127,6 +132,7 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
 def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter: int = 200,
         tol: float = 1e-5) -> posterior.Posterior:
     """Fit hyper-parameters (see :func:`fit_params`) and condition: a ready posterior."""
+    require_x64("calling fitting.fit")
     x, z, y, mask = models.check_data(spec, x, z, y, mask)
     scaling = models.make_scaling(spec, y, mask)
     params, _, _ = fit_params(spec, x, z, y, key, mask, n_restarts, max_iter, tol, scaling)

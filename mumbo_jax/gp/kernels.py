@@ -11,9 +11,16 @@ Fidelity 0 is the target (highest) fidelity throughout the library.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 from tinygp import kernels, transforms
+
+__all__ = [
+    "EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "icm_matrix", "ar1_coefficients", "AR1",
+    "ContinuousProduct", "fabolas_basis", "FabolasBasis", "linear_basis", "BasisKernel",
+]
 
 
 class EuclideanDistance(kernels.distance.Distance):
@@ -157,3 +164,37 @@ class FabolasBasis(kernels.Kernel):
     def evaluate(self, X1, X2):
         (x1, z1), (x2, z2) = X1, X2
         return self.kx.evaluate(x1, x2) * (fabolas_basis(z1) @ self.S @ fabolas_basis(z2))
+
+
+def linear_basis(z: jax.Array) -> jax.Array:
+    """phi(z) = (1, z): an intercept and a slope in the (scaled) fidelity."""
+    return jnp.stack([jnp.ones_like(z), z], axis=-1)
+
+
+class BasisKernel(kernels.Kernel):
+    """A degenerate basis kernel over the fidelity: k_X(x,x') phi(z)^T S phi(z').
+
+    ``phi(z) = (1, z)`` for a float z in [0, 1] (:func:`linear_basis`: for each x the
+    function is linear in z, with an intercept and a slope that vary smoothly with x, so
+    it extrapolates a trend to unobserved fidelities), or ``one_hot(z)`` for an integer
+    task index (``one_hot=True``: an intrinsic coregionalisation k_X S[z, z'] with a
+    full-rank S). The learned cost model's kernel.
+
+    Attributes:
+        kx: kernel on x.
+        S: ``[p, p]`` positive semi-definite matrix (``L L^T``); p = 2 or the number of tasks.
+        one_hot: static; which basis.
+    """
+
+    kx: kernels.Kernel
+    S: jax.Array
+    one_hot: bool = dataclasses.field(default=False, metadata={"static": True})
+
+    def _phi(self, z):
+        if self.one_hot:
+            return jax.nn.one_hot(z, self.S.shape[0], dtype=self.S.dtype)
+        return linear_basis(z)
+
+    def evaluate(self, X1, X2):
+        (x1, z1), (x2, z2) = X1, X2
+        return self.kx.evaluate(x1, x2) * (self._phi(z1) @ self.S @ self._phi(z2))

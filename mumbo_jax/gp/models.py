@@ -5,12 +5,16 @@ the fidelities, fixed or learned noise). Hyper-parameters are a plain dict of
 unconstrained arrays, so they can be optimised by optax, vmapped over restarts and
 saved. :func:`build_kernel` turns (spec, params) into a tinygp kernel over ``(x, z)``.
 
-Four models:
+Six kinds:
 
 * ``"icm"``: intrinsic coregionalisation k_X(x,x') B[i,j], B = W W^T + diag(kappa).
 * ``"ar1"``: the linear AR(1) multi-fidelity model of Kennedy & O'Hagan.
 * ``"product"``: continuous fidelity, k_X(x,x') k_Z(z,z') with Matern-5/2 on both.
 * ``"fabolas"``: continuous fidelity, k_X(x,x') phi(z)^T S phi(z'), phi(z)=(z,(1-z)^2).
+* ``"linear_basis"`` / ``"task_basis"`` (:func:`basis_model`): k_X(x,x') phi(z)^T S phi(z')
+  with phi(z) = (1, z) for a continuous fidelity or one_hot(z) for discrete tasks, a
+  full S = L L^T and one noise variance: the learned cost model's GP on log cost
+  (:mod:`mumbo_jax.gp.costmodel`).
 
 Inputs are scaled to the unit cube (and a continuous z to [0, 1]) and outputs
 standardised inside the model (:class:`Scaling`); lengthscales live on the unit cube.
@@ -27,8 +31,16 @@ import numpy as np
 
 from mumbo_jax.gp import kernels
 
-KINDS = ("icm", "ar1", "product", "fabolas")
-DISCRETE_KINDS = ("icm", "ar1")
+__all__ = [
+    "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
+    "product_model", "fabolas_model", "basis_model", "basis_size", "basis_chol", "default_params",
+    "random_params", "build_kernel", "noise_variances", "signal_variances", "log_prior", "Scaling",
+    "make_scaling", "scale_inputs", "check_inputs", "check_data",
+]
+
+KINDS = ("icm", "ar1", "product", "fabolas", "linear_basis", "task_basis")
+DISCRETE_KINDS = ("icm", "ar1", "task_basis")
+BASIS_KINDS = ("linear_basis", "task_basis")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,9 +54,9 @@ class ModelSpec:
         fidelity_bounds: ``(lower, upper)`` of a continuous fidelity
             (``product``, ``fabolas``).
         rank: rank of W in the ICM coregionalisation matrix.
-        noise: ``None`` to learn the noise variance (one per discrete fidelity, one for
-            a continuous fidelity), or fixed variances in the units of y (a float or one
-            per fidelity).
+        noise: ``None`` to learn the noise variance (one per discrete fidelity of
+            ``icm``/``ar1``, one for a continuous fidelity and for the basis kinds), or
+            fixed variances in the units of y (a float or one per noise variance).
         noise_floor: lower bound of the noise variance, in standardised units of y.
     """
 
@@ -66,7 +78,7 @@ class ModelSpec:
 
     @property
     def n_noise(self) -> int:
-        return self.n_fidelities if self.discrete else 1
+        return self.n_fidelities if self.kind in ("icm", "ar1") else 1
 
 
 def check_bounds(bounds, name="bounds"):
@@ -144,6 +156,38 @@ def fabolas_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=1e
     return _continuous_spec("fabolas", bounds, fidelity_bounds, noise, noise_floor)
 
 
+def basis_model(bounds, n_fidelities=None, fidelity_bounds=None, noise=None, noise_floor=1e-6) -> ModelSpec:
+    """k_X(x,x') phi(z)^T S phi(z') with a full S and one noise variance (the cost GP).
+
+    Give exactly one of ``fidelity_bounds`` (kind ``"linear_basis"``, phi(z) = (1, z) on
+    the scaled fidelity: linear in z for each x, so it extrapolates a trend) or
+    ``n_fidelities`` (kind ``"task_basis"``, phi(z) = one_hot(z): a full-rank ICM).
+    """
+    if (n_fidelities is None) == (fidelity_bounds is None):
+        raise ValueError("basis_model needs exactly one of n_fidelities (discrete tasks) or fidelity_bounds "
+                         f"(a continuous fidelity); got n_fidelities={n_fidelities}, fidelity_bounds={fidelity_bounds}")
+    if fidelity_bounds is not None:
+        return _continuous_spec("linear_basis", bounds, fidelity_bounds, noise, noise_floor)
+    if int(n_fidelities) != n_fidelities or n_fidelities < 1:
+        raise ValueError(f"n_fidelities must be a positive integer, got {n_fidelities}")
+    return ModelSpec(kind="task_basis", bounds=check_bounds(bounds), n_fidelities=int(n_fidelities),
+                     noise=_check_noise(noise, 1), noise_floor=float(noise_floor))
+
+
+def basis_size(spec: ModelSpec) -> int:
+    """p, the length of phi(z) in a basis kind: 2 for (1, z), the number of tasks for one-hot."""
+    return spec.n_fidelities if spec.kind == "task_basis" else 2
+
+
+def basis_chol(spec: ModelSpec, s_chol: jax.Array) -> jax.Array:
+    """``[p, p]`` lower-triangular L (S = L L^T) from its packed row-major entries
+    ``s_chol [p (p + 1) / 2]``, the diagonal stored as logs (so L has a positive one)."""
+    p = basis_size(spec)
+    rows, cols = np.tril_indices(p)
+    vals = jnp.where(jnp.asarray(rows == cols), jnp.exp(s_chol), s_chol)
+    return jnp.zeros((p, p), s_chol.dtype).at[rows, cols].set(vals)
+
+
 # --------------------------------------------------------------------------- params
 
 
@@ -170,6 +214,12 @@ def default_params(spec: ModelSpec) -> dict:
         params["log_ls"] = log_ls
         # S = Lc Lc^T with Lc = [[exp(a), 0], [b, exp(c)]]
         params["S_chol"] = jnp.asarray([0.0, 0.0, jnp.log(0.5)])
+    elif spec.kind in BASIS_KINDS:
+        # lengthscales 0.5 of the unit cube, S = 0.5 I, noise 1e-2 (standardised units)
+        rows, cols = np.tril_indices(basis_size(spec))
+        params["log_ls"] = jnp.full(d, jnp.log(0.5))
+        params["S_chol"] = jnp.asarray(np.where(rows == cols, np.log(np.sqrt(0.5)), 0.0))
+        params["log_noise"] = jnp.full(1, jnp.log(1e-2))
     else:
         raise ValueError(f"unknown model kind {spec.kind!r}; allowed: {KINDS}")
     return params
@@ -203,6 +253,10 @@ def build_kernel(spec: ModelSpec, params: dict):
         a, b, c = params["S_chol"]
         chol = jnp.asarray([[jnp.exp(a), 0.0], [b, jnp.exp(c)]])
         return kernels.FabolasBasis(kernels.matern52_ard(jnp.exp(params["log_ls"])), chol @ chol.T)
+    if spec.kind in BASIS_KINDS:
+        chol = basis_chol(spec, params["S_chol"])
+        return kernels.BasisKernel(kernels.matern52_ard(jnp.exp(params["log_ls"])), chol @ chol.T,
+                                   one_hot=spec.kind == "task_basis")
     raise ValueError(f"unknown model kind {spec.kind!r}; allowed: {KINDS}")
 
 
@@ -217,11 +271,13 @@ def noise_variances(spec: ModelSpec, params: dict, y_std) -> jax.Array:
 def signal_variances(spec: ModelSpec, params: dict) -> jax.Array:
     """Prior variances of the model's components (standardised units): diag(B) for ICM,
     each level's amplitude for AR(1), the amplitude of the product kernel, diag(S)
-    for FABOLAS."""
+    for FABOLAS and the basis kinds."""
     if spec.kind == "icm":
         return jnp.sum(params["W"] ** 2, axis=1) + jnp.exp(params["log_kappa"])
     if spec.kind in ("ar1", "product"):
         return jnp.exp(jnp.atleast_1d(params["log_amp"]))
+    if spec.kind in BASIS_KINDS:
+        return jnp.sum(basis_chol(spec, params["S_chol"]) ** 2, axis=1)
     a, b, c = params["S_chol"]
     return jnp.stack([jnp.exp(2 * a), b**2 + jnp.exp(2 * c)])
 

@@ -30,6 +30,13 @@ from tinygp import kernels as tk
 
 from mumbo_jax.gp import models
 from mumbo_jax.gp.models import ModelSpec, Scaling
+from mumbo_jax.gp.precision import require_x64
+
+__all__ = [
+    "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
+    "masked_gp", "standardise", "condition", "internal_target", "check_target", "target_part", "joint_moments",
+    "joint_moments_fidelities", "target_moments", "target_joint", "predict",
+]
 
 _VAR_FLOOR = 1e-12  # standardised units: round-off can make a posterior variance <= 0
 
@@ -117,7 +124,8 @@ class Masked(tk.Kernel):
 
 
 def noise_index(spec: ModelSpec, z):
-    return z if spec.discrete else jnp.zeros(jnp.shape(z), jnp.int32)
+    """Index into the ``[n_noise]`` noise variances for internal fidelities ``z``."""
+    return z if spec.n_noise > 1 else jnp.zeros(jnp.shape(z), jnp.int32)
 
 
 def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise) -> GaussianProcess:
@@ -129,6 +137,7 @@ def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise) -> GaussianPro
 
 
 def standardise(scaling: Scaling, y, mask):
+    """``[n]`` y in standardised units, 0 at padding."""
     return mask * (y - scaling.y_mean) / scaling.y_scale
 
 
@@ -157,6 +166,7 @@ def condition(spec: ModelSpec, params: dict, x, z, y, mask=None, scaling: Scalin
         mask: optional ``[n]`` 0/1 weights marking padding in fixed-size buffers.
         scaling: optional fixed scaling (default: from ``spec.bounds`` and the data).
     """
+    require_x64("calling posterior.condition")
     x, z, y, mask = models.check_data(spec, x, z, y, mask)
     if scaling is None:
         scaling = models.make_scaling(spec, y, mask)
@@ -167,6 +177,7 @@ def condition(spec: ModelSpec, params: dict, x, z, y, mask=None, scaling: Scalin
 
 
 def internal_target(post: Posterior, target: Target):
+    """``[J]`` target fidelities in the model's internal units (indices or [0, 1])."""
     z = jnp.asarray(target.z)
     if post.spec.discrete:
         return z.astype(jnp.int32)
@@ -174,6 +185,7 @@ def internal_target(post: Posterior, target: Target):
 
 
 def check_target(spec: ModelSpec, target: Target):
+    """ValueError for a target that does not fit the model (concrete values only)."""
     z, w = target
     if isinstance(z, jax.core.Tracer) or isinstance(w, jax.core.Tracer):
         return
@@ -265,6 +277,7 @@ def joint_moments(post: Posterior, x, z, target: Target) -> Moments:
         :class:`Moments` with fields of shape ``[M]``, in the units of y. ``var_y``
         includes the observation noise at fidelity z.
     """
+    require_x64("calling posterior.joint_moments")
     x, z = models.check_inputs(post.spec, x, z)
     check_target(post.spec, target)
     return _joint_moments(post, x, z, target)
@@ -289,6 +302,7 @@ def _joint_moments_fidelities(post, x, zs, target):
 def joint_moments_fidelities(post: Posterior, x, fidelities, target: Target) -> Moments:
     """Joint moments for every candidate x at each of F fidelities, sharing the target
     part (computed once). Fields have shape ``[F, M]``."""
+    require_x64("calling posterior.joint_moments_fidelities")
     fidelities = jnp.atleast_1d(jnp.asarray(fidelities))
     x, _ = models.check_inputs(post.spec, x, jnp.full(jnp.shape(x)[0], fidelities[0]))
     for f in np.asarray(fidelities) if not isinstance(fidelities, jax.core.Tracer) else ():
@@ -318,6 +332,7 @@ def _target_moments(post, x, target):
 
 def target_moments(post: Posterior, x, target: Target):
     """Predictive mean and variance of g at ``x`` (``[M, d]``); both ``[M]``."""
+    require_x64("calling posterior.target_moments")
     x = _check_target_inputs(post, x, target)
     return _target_moments(post, x, target)
 
@@ -341,6 +356,7 @@ def _target_joint(post, x, target):
 def target_joint(post: Posterior, x, target: Target):
     """Joint posterior of g at ``x`` (``[M, d]``): mean ``[M]`` and covariance
     ``[M, M]`` (for exact max-value sampling on a modest grid)."""
+    require_x64("calling posterior.target_joint")
     x = _check_target_inputs(post, x, target)
     return _target_joint(post, x, target)
 
@@ -358,5 +374,6 @@ def _predict(post, x, z):
 
 def predict(post: Posterior, x, z):
     """Predictive mean and variance of the latent f(x, z) (no noise); both ``[M]``."""
+    require_x64("calling posterior.predict")
     x, z = models.check_inputs(post.spec, x, z)
     return _predict(post, x, z)
