@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mumbo_jax.run import cli, tuning
+from mumbo_jax.run import cli
+from mumbo_jax.run import tune as tuning
 from mumbo_jax.benchmarks import examples
 from mumbo_jax.run import journal as jr
 from mumbo_jax.run.config import ConfigError
@@ -166,7 +167,7 @@ def test_resolve_objective_by_module_and_by_file(tmp_path):
     ({"score": -3, "cost": 0.5}, (-3.0, 0.5)), ({"score": 1.0}, (1.0, None)), (np.asarray(2.0), (2.0, None)),
 ])
 def test_objective_returns(ret, expect):
-    out = tuning._evaluate_here(lambda x, z: ret, {}, 0)
+    out = tuning.evaluate(lambda x, z: ret, {}, 0)
     assert out["status"] == "ok" and (out["score"], out["cost"]) == expect
 
 
@@ -176,12 +177,12 @@ def test_objective_returns(ret, expect):
     ({"score": 1.0, "loss": 2.0}, "unknown keys"), ((1, 2, 3), "length 3"), (None, "must be a number"),
 ])
 def test_bad_returns_are_failures_not_crashes(ret, words):
-    out = tuning._evaluate_here(lambda x, z: ret, {}, 0)
+    out = tuning.evaluate(lambda x, z: ret, {}, 0)
     assert out["status"] == "failed" and words in out["error"]
 
 
 def test_raising_objective_is_a_failure_with_traceback():
-    out = tuning._evaluate_here(examples.train_demo, {"learning_rate": 0.9, "weight_decay": 1e-3}, 1.0)
+    out = tuning.evaluate(examples.train_demo, {"learning_rate": 0.9, "weight_decay": 1e-3}, 1.0)
     assert out["status"] == "failed" and out["error"].startswith("FloatingPointError: training diverged")
     assert "train_demo" in out["traceback"]
 
@@ -189,7 +190,7 @@ def test_raising_objective_is_a_failure_with_traceback():
 def test_worker_time_limit_kills_and_recovers(tmp_path):
     write_objective(tmp_path, "import os, time\ndef f(x, z):\n    print('noise on stdout')\n"
                               "    if z == 9:\n        os._exit(3)\n    time.sleep(x['s'])\n    return x['s']\n")
-    w = tuning._Worker("obj.py:f", str(tmp_path), time_limit=0.5)
+    w = tuning.Worker("obj.py:f", str(tmp_path), time_limit=0.5)
     try:
         assert w.evaluate({"s": 0.01}, 0) == {"status": "ok", "score": 0.01, "cost": None,
                                               "eval_s": pytest.approx(0.01, abs=0.5)}
@@ -250,7 +251,7 @@ def test_failures_are_recorded_retried_replaced_and_never_told(tmp_path):
     flaky = [r for r in ev if r["status"] == "ok" and r["attempt"] == 1]
     assert flaky and all(0.45 < r["x"]["a"] <= 0.7 for r in flaky)  # a retry rescued the flaky point
     # the model holds exactly the successful evaluations
-    opt = tuning._replay(tuning.make_tune_task(tuning.parse_tune_config(cfg)), tuning.parse_tune_config(cfg).settings(),
+    opt = tuning.replay(tuning.make_tune_task(tuning.parse_tune_config(cfg)), tuning.parse_tune_config(cfg).settings(),
                          0, ev)
     ok = [r for r in ev if r["status"] == "ok"]
     assert len(opt.y) == len(ok) and np.allclose(opt.y, [r["score"] for r in ok])
