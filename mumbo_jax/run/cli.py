@@ -149,10 +149,14 @@ def config_help(kind: str | None = None, markdown: bool = False) -> str:
     sections = {"run": config.RUN_SECTIONS, "compare": config.COMPARE_SECTIONS,
                 "tune": tune_config.TUNE_SECTIONS}
     render = schema.render_markdown if markdown else schema.render_text
-    parts = []
+    parts, seen = [], {}
     for name in ([kind] if kind else CONFIG_KINDS):
         title = f"mumbo-jax {name}"
-        parts.append((f"#### `{title}`\n\n" if markdown else f"== {title} ==\n") + render(sections[name]))
+        parts.append(f"#### `{title}`\n" if markdown else f"== {title} ==")
+        new = [s for s in sections[name] if id(s) not in seen]  # [acquisition] is shared
+        parts.append(render(new))
+        parts += [f"[{s.name}]: as for {seen[id(s)]} above.\n" for s in sections[name] if id(s) in seen]
+        seen.update({id(s): title for s in new})
     return "\n".join(parts).rstrip() + "\n"
 
 

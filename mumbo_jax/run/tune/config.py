@@ -66,10 +66,11 @@ FIDELITY = Section("fidelity", "The fidelities: discrete (index 0 is the target)
     Field("learn_cost", bool, "Cost = what the objective reports, else its measured seconds; decide by a GP on log "
           "cost instead of the configured costs.", default=False),
 ), required=True)
-COST = Section("fidelity.cost", "", (
-    Field("offset", float, "", default=0.0, low=0),
-    Field("scale", float, "", default=1.0, low=0),
-    Field("power", float, "", default=1.0, low=0, low_open=True),
+COST = Section("fidelity.cost", "Continuous fidelity: the configured cost offset + scale z^power (> 0 on the whole "
+               "interval).", (
+    Field("offset", float, "Cost at z = 0.", default=0.0, low=0),
+    Field("scale", float, "Factor of z^power.", default=1.0, low=0),
+    Field("power", float, "Exponent of z.", default=1.0, low=0, low_open=True),
 ))
 BUDGET = Section("budget", "At least one key; the first budget reached stops the run. Tuning budgets INCLUDE the "
                  "initial design (2 d points at every fidelity), unlike mumbo-jax run.", (
@@ -84,7 +85,7 @@ TUNE_RUN = Section("run", "The decision rule, the seed and the run folder.", (
     Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0),
     Field("out", str, "Run folder (journal, results, plot); default runs/<config file stem>."),
 ))
-TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, BUDGET, TUNE_RUN, ACQUISITION)
+TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, ACQUISITION)
 
 
 @dataclasses.dataclass(frozen=True)
