@@ -155,7 +155,8 @@ def config_help(kind: str | None = None, markdown: bool = False) -> str:
         parts.append(f"#### `{title}`\n" if markdown else f"== {title} ==")
         new = [s for s in sections[name] if id(s) not in seen]  # [acquisition] is shared
         parts.append(render(new))
-        parts += [f"[{s.name}]: as for {seen[id(s)]} above.\n" for s in sections[name] if id(s) in seen]
+        parts += [f"{'`' * markdown}[{s.name}]{'`' * markdown}: as for {seen[id(s)]} above.\n"
+                  for s in sections[name] if id(s) in seen]
         seen.update({id(s): title for s in new})
     return "\n".join(parts).rstrip() + "\n"
 

@@ -216,13 +216,13 @@ def render_text(sections: Sequence[Section]) -> str:
 def render_markdown(sections: Sequence[Section]) -> str:
     """A markdown reference: one table per section (the README's configuration
     reference)."""
+    esc = lambda text: text.replace("<", "&lt;").replace("|", "or")  # no HTML tags, no cell breaks
     lines = []
     for s in sections:
-        lines += [f"`[{s.name}]`{' (required)' if s.required else ''}: {s.doc}", "",
+        lines += [f"`[{s.name}]`{' (required)' if s.required else ''}: {esc(s.doc)}", "",
                   "| key | type | default | meaning |", "|---|---|---|---|"]
         for f in s.fields:
-            lines.append(f"| `{f.name}` | {f.describe_type().replace('|', 'or')} | {f.describe_default()} | "
-                         f"{f.doc} |")
+            lines.append(f"| `{f.name}` | {esc(f.describe_type())} | {f.describe_default()} | {esc(f.doc)} |")
         lines.append("")
     return "\n".join(lines)
 
