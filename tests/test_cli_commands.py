@@ -245,3 +245,23 @@ def test_cli_strategy_misfit_exit_2_before_any_work(tmp_path, capsys, no_work):
     assert cli.main(["tune", str(tune_cfg), "--out", str(tmp_path / "t")]) == 2
     one_line_error(capsys, "t.toml", "needs a continuous fidelity")
     assert not (tmp_path / "o").exists() and not (tmp_path / "t").exists()
+
+
+# ---------------------------------------------------------------------------- the plotted statistic
+
+
+def test_regret_quantiles_are_numpys_over_the_seeds_present():
+    """The run plot draws the median and quartiles the summary reports: numpy's
+    quantiles of the step-interpolated curves, over the seeds with data at each cost."""
+    from mumbo_jax.run import plots
+
+    curves = [(np.array([0.0, 1.0, 3.0]), np.array([4.0, 2.0, 1.0])),
+              (np.array([0.0, 2.0]), np.array([8.0, 0.5])),
+              (np.array([0.0, 0.5, 4.0]), np.array([1.0, 0.25, 0.125])),
+              (np.array([np.nan]), np.array([np.nan]))]  # a seed without data
+    grid, q = plots.regret_quantiles(curves, n_grid=9, max_cost=4.0)
+    on_grid = np.stack([plots.step_interpolate(c, r, grid) for c, r in curves[:3]])
+    np.testing.assert_allclose(q, np.quantile(on_grid, [0.25, 0.5, 0.75], axis=0))
+    assert q[1, -1] == 0.5  # median of the final regrets (1.0, 0.5, 0.125)
+    with pytest.raises(ValueError, match="statistic must be 'median' or 'mean'"):
+        plots.plot_regret(curves[:1], "unused.png", statistic="mode")

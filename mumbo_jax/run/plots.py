@@ -154,9 +154,9 @@ def plot_regret(curves, path, title: str = "", budget: float | None = None, show
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="best", fontsize="small")
-    fig.text(0.01, 0.01, INCUMBENT + "; regret = |optimum - f(incumbent)| at the target", fontsize="x-small",
-             color="0.3")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.text(0.01, 0.01, INCUMBENT + ";\nsimple regret = |optimum - f(incumbent)| at the target fidelity",
+             fontsize="x-small", color="0.3")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = Path(path)
     fig.savefig(path)
     return path

@@ -180,7 +180,7 @@ class RunProgress:
         self.bar = tqdm(total=n_seeds * budget, file=stream, unit="cost", dynamic_ncols=True, leave=True,
                         mininterval=0.2 if tty else 30.0,
                         bar_format="{percentage:3.0f}%|{bar:20}| cost {n:.5g}/{total:.5g} [{elapsed}<{remaining}]"
-                                   " {postfix}")
+                                   "{postfix}")  # tqdm puts ", " before the postfix
         self.bar.set_postfix_str(f"seeds done 0/{n_seeds}, compiling", refresh=True)
 
     def write(self, line: str):
