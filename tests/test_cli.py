@@ -55,7 +55,9 @@ def test_run_exit_code_and_files(tiny_run):
     assert (out / "results.json").is_file()
     png = out / "regret.png"
     assert png.is_file() and png.read_bytes()[:8] == PNG_MAGIC
-    assert "seed 0 step 0: cost" in stdout and "incumbent regret" in stdout
+    # one live progress line for the run (tqdm) and a line per finished seed
+    assert "seeds done 1/1" in stdout and "cost " in stdout and "seed 0 done:" in stdout
+    assert "AFTER the initial design" in stdout  # the budget rule, where the user looks
     assert "median final regret" in stdout and str(out / "results.json") in stdout and str(png) in stdout
 
 
@@ -89,6 +91,31 @@ def test_run_results_json(tiny_run):
         assert o["total"] == pytest.approx(o["fit"] + o["gstar"] + o["maximise"])
         assert all(v >= 0 for v in o.values())
     assert res["summary"]["median_final_regret"] == pytest.approx(seed["final_regret"])
+    assert res["complete"] and res["summary"]["statistic"] == "median over seeds"
+
+
+def test_run_results_include_the_initial_design_and_a_csv(tiny_run):
+    """results.json has the design's evaluations (2 d points at each of 3 fidelities),
+    consistent with the loop's own initial_cost; evaluations.csv has every evaluation."""
+    import csv
+
+    _, _, out = tiny_run
+    res = json.loads((out / "results.json").read_text())
+    (seed,) = res["seeds"]
+    design = seed["initial_design"]
+    assert [e["z"] for e in design] == [0, 0, 1, 1, 2, 2]
+    assert sum(e["cost"] for e in design) == pytest.approx(seed["initial_cost"])
+    for e in design:  # noiseless and minimised: y = -f(x, z), Forrester's closed forms (Appendix B)
+        (x,) = e["x"]
+        f0 = (6 * x - 2) ** 2 * math.sin(12 * x - 4)
+        f = [f0, 0.75 * f0 + 3 * (x - 0.5) + 2, 0.5 * f0 + 5 * (x - 0.5) + 2][e["z"]]
+        assert e["y"] == pytest.approx(-f, rel=1e-9, abs=1e-12)
+    rows = list(csv.DictReader((out / "evaluations.csv").open()))
+    assert len(rows) == len(design) + seed["n_evals"]
+    assert [r["phase"] for r in rows] == ["design"] * len(design) + ["bo"] * seed["n_evals"]
+    bo = rows[len(design):]
+    assert [float(r["cost_spent"]) for r in bo] == pytest.approx(seed["cost_spent"][1:])
+    assert [float(r["x0"]) for r in bo] == pytest.approx([e["x"][0] for e in seed["evaluations"]])
 
 
 def test_malformed_config_exits_2_and_writes_nothing(tmp_path):

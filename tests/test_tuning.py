@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mumbo_jax.run import cli, tuning
+from mumbo_jax.run import cli
+from mumbo_jax.run import tune as tuning
 from mumbo_jax.benchmarks import examples
 from mumbo_jax.run import journal as jr
 from mumbo_jax.run.config import ConfigError
@@ -166,7 +167,7 @@ def test_resolve_objective_by_module_and_by_file(tmp_path):
     ({"score": -3, "cost": 0.5}, (-3.0, 0.5)), ({"score": 1.0}, (1.0, None)), (np.asarray(2.0), (2.0, None)),
 ])
 def test_objective_returns(ret, expect):
-    out = tuning._evaluate_here(lambda x, z: ret, {}, 0)
+    out = tuning.evaluate(lambda x, z: ret, {}, 0)
     assert out["status"] == "ok" and (out["score"], out["cost"]) == expect
 
 
@@ -174,14 +175,16 @@ def test_objective_returns(ret, expect):
     (float("nan"), "non-finite score"), (float("inf"), "non-finite score"), ("high", "must be a number"),
     ((1.0, 0.0), "cost 0.0"), ((1.0, float("nan")), "cost nan"), ({"cost": 1.0}, "without 'score'"),
     ({"score": 1.0, "loss": 2.0}, "unknown keys"), ((1, 2, 3), "length 3"), (None, "must be a number"),
+    ("0.5", "score must be a number, got str '0.5'"), (True, "score must be a number, got bool"),
+    ((1.0, "2"), "cost must be a number, got str '2'"), ({"score": b"1"}, "must be a number, got bytes"),
 ])
 def test_bad_returns_are_failures_not_crashes(ret, words):
-    out = tuning._evaluate_here(lambda x, z: ret, {}, 0)
+    out = tuning.evaluate(lambda x, z: ret, {}, 0)
     assert out["status"] == "failed" and words in out["error"]
 
 
 def test_raising_objective_is_a_failure_with_traceback():
-    out = tuning._evaluate_here(examples.train_demo, {"learning_rate": 0.9, "weight_decay": 1e-3}, 1.0)
+    out = tuning.evaluate(examples.train_demo, {"learning_rate": 0.9, "weight_decay": 1e-3}, 1.0)
     assert out["status"] == "failed" and out["error"].startswith("FloatingPointError: training diverged")
     assert "train_demo" in out["traceback"]
 
@@ -189,7 +192,7 @@ def test_raising_objective_is_a_failure_with_traceback():
 def test_worker_time_limit_kills_and_recovers(tmp_path):
     write_objective(tmp_path, "import os, time\ndef f(x, z):\n    print('noise on stdout')\n"
                               "    if z == 9:\n        os._exit(3)\n    time.sleep(x['s'])\n    return x['s']\n")
-    w = tuning._Worker("obj.py:f", str(tmp_path), time_limit=0.5)
+    w = tuning.Worker("obj.py:f", str(tmp_path), time_limit=0.5)
     try:
         assert w.evaluate({"s": 0.01}, 0) == {"status": "ok", "score": 0.01, "cost": None,
                                               "eval_s": pytest.approx(0.01, abs=0.5)}
@@ -250,7 +253,7 @@ def test_failures_are_recorded_retried_replaced_and_never_told(tmp_path):
     flaky = [r for r in ev if r["status"] == "ok" and r["attempt"] == 1]
     assert flaky and all(0.45 < r["x"]["a"] <= 0.7 for r in flaky)  # a retry rescued the flaky point
     # the model holds exactly the successful evaluations
-    opt = tuning._replay(tuning.make_tune_task(tuning.parse_tune_config(cfg)), tuning.parse_tune_config(cfg).settings(),
+    opt = tuning.replay(tuning.make_tune_task(tuning.parse_tune_config(cfg)), tuning.parse_tune_config(cfg).settings(),
                          0, ev)
     ok = [r for r in ev if r["status"] == "ok"]
     assert len(opt.y) == len(ok) and np.allclose(opt.y, [r["score"] for r in ok])
@@ -279,8 +282,61 @@ def test_consecutive_failures_stop_the_run(tmp_path):
     cfg = config(objective={"function": str(tmp_path / "obj.py") + ":f", "max_consecutive_failures": 3})
     res, out = run(cfg, tmp_path)
     assert res["counts"] == {**res["counts"], "evaluations": 3, "ok": 0, "failed": 3}
-    assert "consecutive" in res["stop_reason"] and res["incumbent"] is None
+    assert "consecutive" in res["stop_reason"] and res["incumbent"] is None and res["aborted"]
     assert (Path(res["run_dir"]) / tuning.PLOT_NAME).read_bytes()[:8] == PNG_MAGIC
+
+
+ALWAYS_FAILS = """[objective]
+function = "obj.py:f"
+direction = "maximise"
+max_consecutive_failures = 2
+[parameters]
+a = {low = 0.0, high = 1.0}
+[fidelity]
+kind = "discrete"
+costs = [10.0, 1.0]
+[budget]
+evaluations = 4
+"""
+
+
+def test_cli_exits_1_when_the_objective_never_succeeds(tmp_path, capsys):
+    """max_consecutive_failures with no success: the run is aborted, exit code 1, and
+    stderr says why (the first error); a budget-limited run exits 0."""
+    write_objective(tmp_path, "def f(x, z):\n    raise ValueError('bad data path')\n")
+    (tmp_path / "fail.toml").write_text(ALWAYS_FAILS)
+    assert cli.main(["tune", str(tmp_path / "fail.toml"), "--out", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "aborted" in err and "2 consecutive failed evaluations" in err
+    assert "no evaluation succeeded" in err and "ValueError: bad data path" in err
+    assert json.loads((tmp_path / "r" / tuning.RESULTS_NAME).read_text())["aborted"] is True
+    assert cli.main(["resume", str(tmp_path / "r")]) == 1  # still aborted when its results are rewritten
+    capsys.readouterr()
+    write_objective(tmp_path, "def f(x, z):\n    return x['a']\n", "ok.py")  # a new file: modules are cached
+    (tmp_path / "ok.toml").write_text(ALWAYS_FAILS.replace("obj.py", "ok.py").replace("= 4", "= 3"))  # no fit
+    assert cli.main(["tune", str(tmp_path / "ok.toml"), "--out", str(tmp_path / "ok")]) == 0
+
+
+def test_cost_budget_below_the_design_cost_warns(tmp_path):
+    """2 d = 4 points at each of 2 fidelities cost 4 x 10 + 4 x 1 = 44 > 30."""
+    cfg = config(budget={"evaluations": None})
+    cfg["budget"] = {"cost": 30.0}
+    res, out = run(cfg, tmp_path, objective=lambda x, z: x["weight_decay"])
+    msg = "warning: the cost budget 30 is smaller than the initial design's cost 44 (8 evaluations"
+    assert msg in out and len(res["warnings"]) == 1 and res["warnings"][0].startswith(msg)
+    assert "cost budget reached" in res["stop_reason"]
+    assert all(r["source"] == "design" for r in res["evaluations"])  # it never left the design
+    cfg["budget"] = {"cost": 44.0}
+    res, out = run(cfg, tmp_path, objective=lambda x, z: x["weight_decay"], name="enough")
+    assert "warning" not in out and res["warnings"] == []
+
+
+def test_progress_names_the_fidelity_index_and_value(tmp_path):
+    cfg = config(budget={"evaluations": 5})  # values [1.0, 0.1]: the design's 5th point is at index 1
+    _, out = run(cfg, tmp_path, objective=lambda x, z: x["weight_decay"])
+    lines = [ln for ln in out.splitlines() if ln.startswith("[")]
+    assert [ln.split()[3] for ln in lines] == ["0", "0", "0", "0", "1"]
+    assert all("fidelity 0 (=1)" in ln for ln in lines[:4]) and "fidelity 1 (=0.1)" in lines[4]
 
 
 def test_reported_cost_drives_the_cost_budget(tmp_path):
@@ -368,8 +424,20 @@ def bo_run(tmp_path_factory):
 def test_bo_run_results_and_plot(bo_run):
     cfg, res, out, run_dir = bo_run
     ev = evals_of(run_dir)
-    assert [r["source"] for r in ev[:N_DESIGN]] == ["design"] * N_DESIGN or \
-        {r["source"] for r in ev[:N_DESIGN]} <= {"design", "fallback"}
+    # the design comes first: exactly N_DESIGN successful evaluations before the first BO
+    # step (failed design points are replaced by fallbacks at the same fidelity), and the
+    # design points are AskTell's own design, in order
+    first_bo = next(i for i, r in enumerate(ev) if r["source"] == "bo")
+    assert {r["source"] for r in ev[:first_bo]} <= {"design", "fallback"}
+    assert sum(r["status"] == "ok" for r in ev[:first_bo]) == N_DESIGN
+    parsed = tuning.parse_tune_config(cfg)
+    design = tuning.replay(tuning.make_tune_task(parsed), parsed.settings(), 0, []).design
+    expected = [(list(map(float, x)), z) for x, z in design]
+    got = [(r["replaces"] or r["u"], r["z"]) for r in ev[:first_bo] if r["source"] == "design"]
+    assert got == expected  # one "design" record per design slot, in order
+    for r in ev[:first_bo]:
+        if r["source"] == "fallback":
+            assert r["z"] == ev[r["n"] - 1]["z"] and ev[r["n"] - 1]["status"] == "failed"
     bo = [r for r in ev if r["source"] == "bo" and r["attempt"] == 0]
     assert bo and all(set(r["timings"]) == {"fit", "gstar", "maximise"} for r in bo)
     assert all(r["ask_s"] >= sum(r["timings"].values()) for r in bo)
@@ -526,11 +594,14 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path, n_total):
 
 
 def test_learned_cost_from_measured_seconds_drives_the_decisions(tmp_path, monkeypatch):
+    from mumbo_jax.bo import loop
     from mumbo_jax.gp import costmodel
 
-    fits = []
-    real_fit = costmodel.fit_cost
+    fits, costs_used = [], []
+    real_fit, real_max = costmodel.fit_cost, loop.maximise_stage
     monkeypatch.setattr(costmodel, "fit_cost", lambda *a, **k: fits.append(len(a[1])) or real_fit(*a, **k))
+    # the decision's cost argument: the learned c(x, z), not None (the configured cost)
+    monkeypatch.setattr(loop, "maximise_stage", lambda *a: costs_used.append(a[5]) or real_max(*a))
 
     def objective(x, fidelity):  # no reported cost: the measured seconds are the cost
         time.sleep(0.002 + 0.02 * fidelity)
@@ -545,4 +616,119 @@ def test_learned_cost_from_measured_seconds_drives_the_decisions(tmp_path, monke
     for r in ev:
         assert r["cost"] == pytest.approx(r["eval_s"]) and r["cost"] > 0.002
     assert journal(res["run_dir"])[0]["config"]["fidelity"]["learn_cost"] is True
-    tuning.resume(res["run_dir"], objective=objective, stream=io.StringIO())  # replays with the cost model
+    (cost,) = costs_used
+    assert cost is not None
+    # the learned cost follows the measured seconds: the target (z = 1, ~22 ms) costs
+    # several times the lowest fidelity (z = 0.25, ~7 ms); the configured cost would say 1 vs 0.25
+    design = [r for r in ev if r["source"] == "design"]
+    pred = np.asarray(cost(np.asarray([r["u"] for r in design]), np.asarray([r["z"] for r in design])))
+    seconds = np.asarray([r["eval_s"] for r in design])
+    assert np.all(np.abs(np.log(pred / seconds)) < np.log(2.0)), (pred, seconds)
+    # a resumed run replays with the cost model and the measured costs
+    parsed = tuning.parse_tune_config(cfg)
+    opt = tuning.replay(tuning.make_tune_task(parsed), parsed.settings(), 0, ev, learn_cost=True)
+    assert opt.cost_model is not None and opt.costs == [r["cost"] for r in ev]
+
+
+# ---------------------------------------------------------------------------- workers die with their driver
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie left for a reaper counts as dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_until(cond, timeout: float) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+WORKER_CONFIG = """\
+[objective]
+function = "hang.py:f"
+direction = "maximise"
+time_limit_s = 300.0
+[parameters]
+a = {low = 0.0, high = 1.0}
+[fidelity]
+kind = "discrete"
+costs = [10.0, 1.0]
+[budget]
+evaluations = 2
+"""
+
+
+def test_worker_dies_with_a_killed_driver(tmp_path):
+    """SIGKILL `mumbo-jax tune` while its worker is inside a long evaluation: the
+    worker must be gone within seconds (it would otherwise run on for minutes and
+    overlap with a resumed run)."""
+    pid_file = tmp_path / "worker.pid"
+    write_objective(tmp_path, f"import os, time\ndef f(x, z):\n    open({str(pid_file)!r}, 'w').write(str(os.getpid()))"
+                              "\n    time.sleep(300)\n    return 0.0\n", "hang.py")
+    (tmp_path / "w.toml").write_text(WORKER_CONFIG)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "mumbo_jax", "tune", str(tmp_path / "w.toml"), "--out",
+                             str(tmp_path / "run")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    worker = None
+    try:
+        assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 120), proc.stderr.read()
+        worker = int(pid_file.read_text())
+        assert worker != proc.pid and alive(worker)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        assert wait_until(lambda: not alive(worker), 5.0), "the worker outlived its killed driver"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        if worker is not None and alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
+WATCHED_CHILD = """\
+import importlib.util, os, sys, time
+spec = importlib.util.spec_from_file_location("objective", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+print(mod.watch_parent(os.getppid(), use_prctl=False, poll_s=0.05), flush=True)
+time.sleep(300)
+"""
+PARENT = """\
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
+print(child.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_parent_watchdog_without_prctl(tmp_path):
+    """The portable path alone (no PR_SET_PDEATHSIG): the watchdog thread sees the
+    parent die and ends the process."""
+    from mumbo_jax.run.tune import objective
+
+    proc = subprocess.Popen([sys.executable, "-c", PARENT, WATCHED_CHILD, objective.__file__],
+                            stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = int(proc.stdout.readline())
+        assert proc.stdout.readline().strip() == "poll"  # the child's watch is set up
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        assert wait_until(lambda: not alive(child), 5.0), "the watched child outlived its parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        if child is not None and alive(child):
+            os.kill(child, signal.SIGKILL)
+

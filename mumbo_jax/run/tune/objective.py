@@ -1,10 +1,13 @@
-"""Evaluating a tuning objective: loading it, calling it, checking what it returns, and
-the worker process that does this under a time limit (:mod:`mumbo_jax.run.tuning`).
+"""Evaluating a tuning objective: loading it, calling it, checking what it returns; and
+the main of the worker process that does this under a time limit
+(:class:`mumbo_jax.run.tune.worker.Worker` starts it).
 
-The worker is started as a script by path (``python .../_tuning_worker.py``), not with
+The worker is started as a script by path (``python .../objective.py``), not with
 :mod:`multiprocessing`: it imports only the objective's module (not mumbo_jax, nor JAX
 unless the objective does) and never re-runs the caller's ``__main__``. It speaks
 length-prefixed pickles over its stdin/stdout; the objective's own prints go to stderr.
+It never outlives its driver (:func:`watch_parent`: ``PR_SET_PDEATHSIG`` on Linux, and
+on every platform a thread that exits when the parent pid changes).
 This module uses only the standard library.
 """
 
@@ -15,11 +18,16 @@ import importlib.util
 import math
 import os
 import pickle
+import signal
 import struct
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
+
+__all__ = ["ObjectiveError", "BadReturn", "resolve", "parse_return", "evaluate", "send", "receive", "watch_parent",
+           "main", "TRACEBACK_CHARS", "PARENT_POLL_S"]
 
 TRACEBACK_CHARS = 4000
 
@@ -73,6 +81,9 @@ class BadReturn(ValueError):
 
 
 def _number(v, what: str) -> float:
+    # float() would accept "0.5" and True: a score must be a number, not text or a flag
+    if isinstance(v, (str, bytes, bool)):
+        raise BadReturn(f"the objective's {what} must be a number, got {type(v).__name__} {str(v)[:80]!r}")
     try:
         return float(v)  # Python, numpy and 0-d JAX numbers
     except (TypeError, ValueError):
@@ -146,9 +157,48 @@ def receive(fh):
     return pickle.loads(_read_exactly(fh, n))
 
 
-def main():
-    """Worker loop: ``{"sys_path", "objective", "base_dir"}`` first, then ``(x, fidelity)``
-    requests answered by outcomes, until ``None`` or end of input."""
+PARENT_POLL_S = 0.2  # how often the watchdog thread checks that the driver is alive
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def watch_parent(parent_pid: int, use_prctl: bool = True, poll_s: float = PARENT_POLL_S) -> str:
+    """Make this process die with its parent ``parent_pid`` (the tuning driver), so that
+    a ``kill -9`` of the driver never leaves an evaluation running beside a resumed run.
+
+    On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel kill us when the parent
+    dies; everywhere a daemon thread polls ``os.getppid()`` (a dead parent's children
+    are re-parented) and exits the process with code 1. Returns how: ``"prctl+poll"`` or
+    ``"poll"``. If the parent is already gone, exits at once."""
+    how = "poll"
+    if use_prctl and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                how = "prctl+poll"
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # died before the watch was set up
+        os._exit(1)
+
+    def poll():
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=poll, name="mumbo-parent-watch", daemon=True).start()
+    return how
+
+
+def main(argv=None):
+    """Worker loop, ``python objective.py DRIVER_PID``: ``{"sys_path", "objective",
+    "base_dir"}`` first, then ``(x, fidelity)`` requests answered by outcomes, until
+    ``None`` or end of input."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:  # first of all: never outlive the driver
+        watch_parent(int(argv[0]))
     proto_in = sys.stdin.buffer
     proto_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the objective's prints must not corrupt the protocol

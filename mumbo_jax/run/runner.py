@@ -1,0 +1,280 @@
+"""Running a benchmark configuration (``mumbo-jax run``): the compiled loop over seeds,
+one live progress line, and results written as seeds finish.
+
+Output folder (checked writable before any work):
+
+* ``results.json``: the configuration, the problem (with its optimum), the settings,
+  and per seed: the initial design's evaluations ``{x, z, y, cost}`` and cost, every BO
+  evaluation, the curves (``cost_spent``, ``regret``, ``incumbent_x``,
+  ``incumbent_value``: entry k is the state after k BO evaluations) and the per-step
+  overheads ``{fit, gstar, maximise, total}`` in seconds; ``complete`` says whether
+  every seed is in. Rewritten (atomically) after every seed on CPU, where seeds run one
+  after another, and after the whole batch on an accelerator, where they run in
+  lock-step: a failure late in a study loses no finished seed.
+* ``evaluations.csv``: every evaluation of every seed, initial design included, one row
+  each (``seed, phase, step, z, cost, y, cost_spent, x0 .. x{d-1}``).
+* ``regret.png``: simple regret of the incumbent against the cost spent after the
+  initial design: median over seeds with the 25-75 % quartile band, each seed faint.
+
+The budget is the cost spent AFTER the initial design (``mumbo-jax tune`` budgets
+include it); the design's cost is reported per seed as ``initial_cost``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mumbo_jax.run.config import RunConfig, settings_from_config
+from mumbo_jax.run.output import prepare_output, write_atomic
+
+__all__ = ["run_config", "results_dict", "seed_record", "design_evaluations", "evaluations_csv", "RunProgress",
+           "RESULTS_NAME", "CSV_NAME", "PLOT_NAME"]
+
+RESULTS_NAME, CSV_NAME, PLOT_NAME = "results.json", "evaluations.csv", "regret.png"
+
+
+def _finite(a):
+    """An array as (nested) lists of floats with NaN/inf as None (strict JSON)."""
+    a = np.asarray(a, float)
+    if a.ndim == 0:
+        return float(a) if np.isfinite(a) else None
+    return [_finite(v) for v in a]
+
+
+def _problem_info(problem) -> dict:
+    return {
+        "name": problem.name,
+        "dim": problem.dim,
+        "bounds": np.asarray(problem.bounds).tolist(),
+        "fidelity_kind": problem.fidelity_kind,
+        "n_fidelities": problem.n_fidelities,
+        "fidelity_bounds": None if problem.fidelity_bounds is None else list(problem.fidelity_bounds),
+        "target_fidelity": problem.target_fidelity,
+        "costs": None if problem.costs is None else list(problem.costs),
+        "noise_variances": list(problem.noise_variances),
+        "maximise": problem.maximise,
+        "optimum_value": problem.optimum_value,
+        "optimum_location": np.asarray(problem.optimum_location).tolist(),
+    }
+
+
+def design_evaluations(problem, task, seed: int) -> list[dict]:
+    """The initial design of ``seed`` as the compiled loop evaluates it: ``[{x, z, y,
+    cost}]`` (y in maximisation convention). The compiled loop keeps only its cost; this
+    recomputes the points from the same keys (``split(key(seed))[0]``, observation i
+    with ``fold_in(design_key, i)``)."""
+    import jax
+    import jax.numpy as jnp
+
+    from mumbo_jax.benchmarks import problems
+    from mumbo_jax.bo import loop
+
+    design_key = jax.random.split(jax.random.PRNGKey(int(seed)))[0]
+    x0, z0 = loop.initial_design(task, design_key)
+    zp = z0.astype(jnp.int32) if task.spec.discrete else z0
+    y0 = jax.vmap(lambda x, z, i: problems.noisy_objective(problem, jax.random.fold_in(design_key, i), x, z))(
+        x0, zp, jnp.arange(x0.shape[0]))
+    c0 = task.space.cost(zp)
+    x0, z0, y0, c0 = map(np.asarray, (x0, z0, y0, c0))
+    return [{"x": _finite(x), "z": int(round(float(z))) if problem.is_discrete else float(z), "y": float(y),
+             "cost": float(c)} for x, z, y, c in zip(x0, z0, y0, c0)]
+
+
+def seed_record(problem, task, history, i: int, seed: int, overheads: list[dict]) -> dict:
+    """One seed's entry of ``results.json`` from row ``i`` of a (seed-batched)
+    :class:`~mumbo_jax.bo.loop.History`."""
+    h = {name: np.asarray(v) for name, v in history._asdict().items()}
+    n = int(h["n_evals"][i])
+    evals = [{"x": _finite(h["x"][i, j]), "z": (int(round(float(h["z"][i, j]))) if problem.is_discrete
+                                               else float(h["z"][i, j])),
+              "y": float(h["y"][i, j]), "cost": float(h["cost"][i, j])} for j in range(n)]
+    totals = [o["total"] for o in overheads if o["total"] is not None]
+    return {
+        "seed": seed,
+        "n_evals": n,
+        "initial_cost": float(h["initial_cost"][i]),
+        "initial_design": design_evaluations(problem, task, seed),
+        "evaluations": evals,
+        "cost_spent": _finite(h["cost_spent"][i, :n + 1]),
+        "regret": _finite(h["regret"][i, :n + 1]),
+        "incumbent_x": _finite(h["incumbent_x"][i, :n + 1]),
+        "incumbent_value": _finite(h["incumbent_value"][i, :n + 1]),
+        "final_regret": _finite(h["regret"][i, n]),
+        "overheads": overheads,
+        "median_overhead": float(np.median(totals)) if totals else None,
+    }
+
+
+def results_dict(cfg: RunConfig, problem, settings, seeds: list[dict], wall_time: float) -> dict:
+    """The content of ``results.json`` from the finished seeds' records (plain data,
+    strict JSON: NaN written as null)."""
+    finals = [s["final_regret"] for s in seeds if s["final_regret"] is not None]
+    totals = [o["total"] for s in seeds for o in s["overheads"] if o["total"] is not None]
+    return {
+        "config": cfg.to_dict(),
+        "config_file": cfg.source,
+        "settings": dataclasses.asdict(settings),
+        "problem": _problem_info(problem),
+        "conventions": {
+            "y": "maximisation convention: -f for a minimised problem",
+            "incumbent": "the evaluated x with the highest posterior mean at the target fidelity",
+            "regret": "simple regret of the incumbent: |optimum - f(incumbent)| at the target, in f's own sense",
+            "incumbent_value": "f at the target fidelity, in the problem's own sense",
+            "budget": "cost spent AFTER the initial design; the design's cost is initial_cost",
+            "cost_spent": "cumulative cost after the initial design; entry k is after k BO evaluations",
+            "initial_design": "the design's evaluations (2 d random points at every fidelity), before any BO step",
+            "overheads": "seconds per BO step (fit, g* sampling, acquisition maximisation); "
+                         "seeds batched in lock-step share a step's time",
+        },
+        "complete": len(seeds) == cfg.seeds,
+        "wall_time_s": wall_time,
+        "summary": {
+            "statistic": "median over seeds",
+            "median_final_regret": float(np.median(finals)) if finals else None,
+            "quartiles_final_regret": [float(q) for q in np.quantile(finals, [0.25, 0.75])] if finals else None,
+            "median_overhead_s": float(np.median(totals)) if totals else None,
+            "n_evals": [s["n_evals"] for s in seeds],
+        },
+        "seeds": seeds,
+    }
+
+
+def evaluations_csv(results: dict) -> str:
+    """Every evaluation of every seed (initial design first) as CSV text."""
+    d = results["problem"]["dim"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["seed", "phase", "step", "z", "cost", "y", "cost_spent"] + [f"x{j}" for j in range(d)])
+    for s in results["seeds"]:
+        for e in s["initial_design"]:
+            w.writerow([s["seed"], "design", "", e["z"], e["cost"], e["y"], ""] + e["x"])
+        for k, e in enumerate(s["evaluations"]):
+            w.writerow([s["seed"], "bo", k, e["z"], e["cost"], e["y"], s["cost_spent"][k + 1]] + e["x"])
+    return buf.getvalue()
+
+
+class RunProgress:
+    """``on_step`` of :class:`mumbo_jax.bo.loop.StepClock`: one live tqdm line for the
+    whole run (seeds done, cost spent over all seeds, the running seed's incumbent
+    regret, the median final regret so far, elapsed and ETA), a line per finished seed,
+    and with ``steps`` a line per BO step. Under vmap a finished seed keeps reporting
+    its last step; only its first report counts."""
+
+    def __init__(self, n_seeds: int, budget: float, max_evals: int, discrete: bool, stream, steps: bool = False):
+        from tqdm import tqdm
+
+        self.n_seeds, self.budget, self.max_evals, self.discrete = n_seeds, budget, max_evals, discrete
+        self.steps, self.stream = steps, stream
+        self.spent: dict[int, float] = {}
+        self.finals: dict[int, float] = {}
+        self.last = time.perf_counter()
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.bar = tqdm(total=n_seeds * budget, file=stream, unit="cost", dynamic_ncols=True, leave=True,
+                        mininterval=0.2 if tty else 30.0,
+                        bar_format="{percentage:3.0f}%|{bar:20}| cost {n:.5g}/{total:.5g} [{elapsed}<{remaining}]"
+                                   "{postfix}")  # tqdm puts ", " before the postfix
+        self.bar.set_postfix_str(f"seeds done 0/{n_seeds}, compiling", refresh=True)
+
+    def write(self, line: str):
+        self.bar.write(line, file=self.stream)
+
+    def __call__(self, seed: int, k: int, info: dict):
+        if seed in self.finals:
+            return
+        spent, regret = float(info["spent"]), float(info["regret"])
+        if not info["running"]:
+            self.finals[seed] = regret
+            self.spent[seed] = self.budget  # a seed stopped by max_evals counts as done
+            why = " (max_evals reached)" if k >= self.max_evals and spent < self.budget else ""
+            self.write(f"seed {seed} done: {k} BO evaluations{why}, cost {spent:.6g}/{self.budget:g} after the "
+                       f"initial design, incumbent regret {regret:.2e}")
+        else:
+            self.spent[seed] = min(spent, self.budget)
+            if self.steps:
+                now = time.perf_counter()
+                dt, self.last = now - self.last, now
+                z = str(int(round(float(info["z"])))) if self.discrete else f"{float(info['z']):.3g}"
+                self.write(f"seed {seed} step {k}: cost {spent:.6g}/{self.budget:g}, fidelity {z}, incumbent "
+                           f"regret {regret:.2e} [{dt:.2f} s]")
+        median = f", median final regret {np.median(list(self.finals.values())):.2e}" if self.finals else ""
+        self.bar.set_postfix_str(f"seeds done {len(self.finals)}/{self.n_seeds}, seed {seed} regret {regret:.2e}"
+                                 f"{median}", refresh=False)
+        self.bar.update(sum(self.spent.values()) - self.bar.n)
+
+    def close(self):
+        self.bar.close()
+
+
+def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
+    """Run a validated configuration: write ``results.json`` and ``evaluations.csv``
+    into ``cfg.out`` as seeds finish and ``regret.png`` at the end; print a live
+    progress line and a summary to ``stream`` (default stdout). Returns the results.
+
+    Raises:
+        ConfigError: ``cfg.out`` is not a writable folder (checked before any work).
+    """
+    import jax
+
+    stream = sys.stdout if stream is None else stream
+    out = prepare_output(cfg.out)
+    jax.config.update("jax_enable_x64", True)
+    from mumbo_jax.benchmarks import problems
+    from mumbo_jax.bo import loop
+    from mumbo_jax.run import plots
+
+    problem = problems.get_problem(cfg.problem)
+    settings = settings_from_config(cfg)
+    task = loop.problem_task(problem, cfg.model, cfg.rank)
+    batching = loop.backend_batching()
+    # seeds one per compiled call where they run one after another anyway (CPU): each
+    # finished seed is written at once; in lock-step (accelerator) all in one batch
+    chunks = [[s] for s in cfg.seed_list] if batching["batching"] == "map" else [cfg.seed_list]
+    say = lambda *a: print(*a, file=stream, flush=True)
+    say(f"mumbo-jax: {problem.name} (d={problem.dim}, "
+        + (f"{problem.n_fidelities} fidelities, costs {list(problem.costs)}" if problem.is_discrete
+           else f"continuous fidelity in {list(problem.fidelity_bounds)}")
+        + f", optimum {problem.optimum_value:g})")
+    say(f"  strategy {cfg.strategy}, seeds 0..{cfg.seeds - 1}, budget {cfg.budget:g} per seed spent AFTER the "
+        f"initial design (2 d points at every fidelity, cost reported separately), at most {cfg.max_evals} BO "
+        f"evaluations per seed, model {cfg.model or 'default'}")
+    say(f"  output {out}/ ({RESULTS_NAME} and {CSV_NAME} are rewritten as seeds finish)")
+    say("  the first step (and the first at each larger buffer: 32, 64, ... points) compiles; this can take a minute")
+
+    progress = RunProgress(cfg.seeds, cfg.budget, cfg.max_evals, problem.is_discrete, stream, steps)
+    clock = loop.StepClock(on_step=progress)
+    t0 = time.perf_counter()
+    records: list[dict] = []
+    try:
+        for chunk in chunks:
+            history = loop.run_compiled(problem, cfg.budget, chunk, settings, task=task, max_evals=cfg.max_evals,
+                                        clock=clock, **batching)
+            history = jax.tree_util.tree_map(np.asarray, history)
+            for i, seed in enumerate(chunk):
+                n = int(history.n_evals[i])
+                records.append(seed_record(problem, task, history, i, seed, clock.overheads(seed, n)))
+            results = results_dict(cfg, problem, settings, records, time.perf_counter() - t0)
+            write_atomic(out / RESULTS_NAME, json.dumps(results, indent=1, allow_nan=False) + "\n")
+            write_atomic(out / CSV_NAME, evaluations_csv(results))
+    finally:
+        progress.close()
+    wall = time.perf_counter() - t0
+    curves = [(s["cost_spent"], [np.nan if r is None else r for r in s["regret"]]) for s in records]
+    png = plots.plot_regret(curves, out / PLOT_NAME, budget=cfg.budget,
+                            title=f"{problem.name}: {cfg.strategy} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})")
+    summary = results["summary"]
+    fmt = lambda v, f: "n/a" if v is None else format(v, f)
+    quart = summary["quartiles_final_regret"]
+    say(f"done in {wall:.1f} s: median final regret {fmt(summary['median_final_regret'], '.3e')}"
+        + (f" (quartiles {quart[0]:.2e} .. {quart[1]:.2e})" if quart and cfg.seeds > 1 else "")
+        + f" over {cfg.seeds} seed{'s' * (cfg.seeds > 1)}, BO evaluations per seed {summary['n_evals']}, "
+        f"median overhead per step {fmt(summary['median_overhead_s'], '.3f')} s")
+    say(f"  results: {out / RESULTS_NAME}\n  all evaluations: {out / CSV_NAME}\n  plot:    {png}")
+    return results

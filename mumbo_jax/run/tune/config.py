@@ -1,0 +1,378 @@
+"""The tuning configuration (``mumbo-jax tune``): its schema, :class:`TuneConfig` and
+the task it defines.
+
+The sections are described once, in :data:`TUNE_SECTIONS` (``mumbo-jax config-help
+tune`` prints them)::
+
+    [objective]    function, direction, time_limit_s, isolate, retries, max_consecutive_failures
+    [parameters]   name = {low = ..., high = ..., log = false}, one per tuned parameter
+    [fidelity]     kind = "discrete" (costs, values, model, rank) or "continuous"
+                   (bounds, target, cost = {offset, scale, power}, model); learn_cost
+    [budget]       cost, wall_clock_s, evaluations: at least one; the first reached stops.
+                   Budgets here INCLUDE the initial design (unlike `mumbo-jax run`).
+    [run]          strategy, seed, out
+    [acquisition]  mumbo_jax.bo.loop.BOSettings fields (as in `mumbo-jax run`)
+
+Every problem raises :class:`~mumbo_jax.run.schema.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+from pathlib import Path
+from typing import Any, Mapping
+
+from mumbo_jax.bo import strategies
+from mumbo_jax.run.config import ACQUISITION, CONTINUOUS_MODELS, DISCRETE_MODELS, check_acquisition, read_toml, \
+    strategy_misfit
+from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, toml_type, type_ok
+
+__all__ = ["Parameter", "TuneConfig", "TUNE_SECTIONS", "load_tune_config", "parse_tune_config", "make_tune_task"]
+
+_DIRECTIONS = {"maximise": "maximise", "maximize": "maximise", "minimise": "minimise", "minimize": "minimise"}
+
+OBJECTIVE = Section("objective", "The function to tune and how failures are handled.", (
+    Field("function", str, "'module:function' or 'path/file.py:function' (relative to the config's folder); "
+          "may be omitted when tune() is given a callable."),
+    Field("direction", str, "Whether the returned score is maximised or minimised.", required=True,
+          choices=tuple(_DIRECTIONS)),
+    Field("time_limit_s", float, "Seconds per evaluation; each runs in a worker process, killed when over.", low=0,
+          low_open=True),
+    Field("isolate", bool, "Run each evaluation in a worker process (default: only with time_limit_s)."),
+    Field("retries", int, "Re-evaluations of a failed point before it is abandoned.", default=0, low=0),
+    Field("max_consecutive_failures", int, "Stop the run (exit code 1) after this many failures in a row.",
+          default=10, low=1),
+), required=True)
+PARAMETER = Section("parameters.<name>", "One entry per tuned parameter, name = {low = ..., high = ...}; at least one.", (
+    Field("low", float, "Lower bound (> 0 for a log-scale parameter).", required=True),
+    Field("high", float, "Upper bound (> low).", required=True),
+    Field("log", bool, "Model and search log10 of the value (the objective receives the value).", default=False),
+), required=True)
+FIDELITY = Section("fidelity", "The fidelities: discrete (index 0 is the target) or one continuous.", (
+    Field("kind", str, "discrete: costs (and values); continuous: bounds, target, cost.", required=True,
+          choices=("discrete", "continuous")),
+    Field("costs", list, "Discrete: cost of each fidelity, the target first (finite, > 0).", items=float,
+          nonempty=True),
+    Field("values", list, "Discrete: what the objective receives for each fidelity (default its index).",
+          nonempty=True),
+    Field("bounds", list, "Continuous: [low, high] of the fidelity.", items=float),
+    Field("target", float, "Continuous: the target fidelity, in bounds (default: high)."),
+    Field("cost", dict, "Continuous: {offset, scale, power}: cost = offset + scale z^power (default 0, 1, 1)."),
+    Field("model", str, "icm (default) or ar1 for discrete; product (default) or fabolas for continuous.",
+          choices=DISCRETE_MODELS + CONTINUOUS_MODELS),
+    Field("rank", int, "Discrete: rank of the ICM coregionalisation matrix.", default=2, low=1),
+    Field("learn_cost", bool, "Cost = what the objective reports, else its measured seconds; decide by a GP on log "
+          "cost instead of the configured costs.", default=False),
+), required=True)
+COST = Section("fidelity.cost", "Continuous fidelity: the configured cost offset + scale z^power (> 0 on the whole "
+               "interval).", (
+    Field("offset", float, "Cost at z = 0.", default=0.0, low=0),
+    Field("scale", float, "Factor of z^power.", default=1.0, low=0),
+    Field("power", float, "Exponent of z.", default=1.0, low=0, low_open=True),
+))
+BUDGET = Section("budget", "At least one key; the first budget reached stops the run. Tuning budgets INCLUDE the "
+                 "initial design (2 d points at every fidelity), unlike mumbo-jax run.", (
+    Field("cost", float, "Total cost, the initial design included (a reported cost replaces the configured one).",
+          low=0, low_open=True),
+    Field("wall_clock_s", float, "Total wall-clock seconds over all sessions.", low=0, low_open=True),
+    Field("evaluations", int, "Total evaluations, failed ones and the initial design included.", low=1),
+), required=True)
+TUNE_RUN = Section("run", "The decision rule, the seed and the run folder.", (
+    Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
+          default="mumbo", choices=strategies.STRATEGIES),
+    Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0),
+    Field("out", str, "Run folder (journal, results, plot); default runs/<config file stem>."),
+))
+TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, ACQUISITION)
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """One tuned parameter: ``low <= value <= high``; a log-scale parameter is modelled
+    (and searched) as ``log10(value)``."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = False
+
+    @property
+    def internal_bounds(self) -> tuple[float, float]:
+        """Bounds in the model's coordinates (log10 for a log-scale parameter)."""
+        return (math.log10(self.low), math.log10(self.high)) if self.log else (self.low, self.high)
+
+    def from_internal(self, u: float) -> float:
+        """The value handed to the objective (clipped into ``[low, high]``)."""
+        v = 10.0 ** u if self.log else u
+        return float(min(max(v, self.low), self.high))
+
+
+@dataclasses.dataclass(frozen=True)
+class TuneConfig:
+    """A validated tuning configuration (:data:`TUNE_SECTIONS`).
+
+    Discrete fidelities set ``costs`` (and optionally ``values``); a continuous one sets
+    ``fidelity_bounds``, ``target`` and ``cost_offset + cost_scale z^cost_power``.
+    ``direction`` is ``"maximise"`` or ``"minimise"``; the budget fields that are
+    ``None`` do not apply. ``base_dir`` resolves a relative ``path/file.py`` objective.
+    """
+
+    parameters: tuple
+    fidelity_kind: str
+    direction: str
+    objective: str | None = None
+    time_limit_s: float | None = None
+    isolate: bool = False
+    retries: int = 0
+    max_consecutive_failures: int = 10
+    costs: tuple | None = None
+    values: tuple | None = None
+    fidelity_bounds: tuple | None = None
+    target: float | None = None
+    cost_offset: float = 0.0
+    cost_scale: float = 1.0
+    cost_power: float = 1.0
+    model: str = "icm"
+    rank: int = 2
+    learn_cost: bool = False
+    budget_cost: float | None = None
+    budget_wall_clock_s: float | None = None
+    budget_evaluations: int | None = None
+    strategy: str = "mumbo"
+    seed: int = 0
+    out: str = "runs/tune"
+    acquisition: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    source: str | None = None
+    base_dir: str = "."
+
+    @property
+    def discrete(self) -> bool:
+        return self.fidelity_kind == "discrete"
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+    @property
+    def dim(self) -> int:
+        return len(self.parameters)
+
+    @property
+    def maximise(self) -> bool:
+        return self.direction == "maximise"
+
+    def settings(self):
+        """The :class:`mumbo_jax.bo.loop.BOSettings` of the run."""
+        from mumbo_jax.bo.loop import BOSettings
+
+        return BOSettings(strategy=self.strategy, **dict(self.acquisition))
+
+    def cost_of(self, z) -> float:
+        """Configured cost of fidelity ``z`` (an index, or a value of a continuous one)."""
+        if self.discrete:
+            return float(self.costs[int(z)])
+        return float(self.cost_offset + self.cost_scale * float(z) ** self.cost_power)
+
+    def fidelity_value(self, z):
+        """What the objective receives for fidelity ``z``."""
+        if self.discrete:
+            return self.values[int(z)] if self.values is not None else int(z)
+        return float(z)
+
+    def describe_fidelity(self, z) -> str:
+        """``z`` for progress lines: the index and the value the objective receives
+        (``1 (=0.1)``), or the continuous value."""
+        if not self.discrete:
+            return f"{float(z):.4g}"
+        if self.values is None:
+            return str(int(z))
+        value = self.fidelity_value(z)
+        return f"{int(z)} (={value:.4g})" if isinstance(value, float) else f"{int(z)} (={value})"
+
+    def is_target(self, z) -> bool:
+        return int(z) == 0 if self.discrete else abs(float(z) - self.target) <= 1e-12 * max(1.0, abs(self.target))
+
+    def to_dict(self) -> dict:
+        """The configuration as TOML-like plain data (``parse_tune_config`` reads it back)."""
+        objective = {"direction": self.direction, "retries": self.retries,
+                     "max_consecutive_failures": self.max_consecutive_failures, "isolate": self.isolate}
+        if self.objective is not None:
+            objective["function"] = self.objective
+        if self.time_limit_s is not None:
+            objective["time_limit_s"] = self.time_limit_s
+        params = {p.name: {"low": p.low, "high": p.high, "log": p.log} for p in self.parameters}
+        fid: dict[str, Any] = {"kind": self.fidelity_kind, "model": self.model, "learn_cost": self.learn_cost}
+        if self.discrete:
+            fid.update(costs=list(self.costs), rank=self.rank)
+            if self.values is not None:
+                fid["values"] = list(self.values)
+        else:
+            fid.update(bounds=list(self.fidelity_bounds), target=self.target,
+                       cost={"offset": self.cost_offset, "scale": self.cost_scale, "power": self.cost_power})
+        budget = {k: v for k, v in (("cost", self.budget_cost), ("wall_clock_s", self.budget_wall_clock_s),
+                                    ("evaluations", self.budget_evaluations)) if v is not None}
+        return {"objective": objective, "parameters": params, "fidelity": fid, "budget": budget,
+                "run": {"strategy": self.strategy, "seed": self.seed, "out": self.out},
+                "acquisition": dict(self.acquisition)}
+
+    def describe(self) -> str:
+        """One line per part of the search space, for progress output."""
+        ps = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]{' (log)' if p.log else ''}" for p in self.parameters)
+        if self.discrete:
+            fids = ", ".join(f"{i}: {self.fidelity_value(i)!r} (cost {c:g})" for i, c in enumerate(self.costs))
+            fid = f"{len(self.costs)} fidelities {fids}; target {self.fidelity_value(0)!r}"
+        else:
+            lo, hi = self.fidelity_bounds
+            fid = (f"continuous fidelity in [{lo:g}, {hi:g}], target {self.target:g}, cost "
+                   f"{self.cost_offset:g} + {self.cost_scale:g} z^{self.cost_power:g}")
+        budget = ", ".join(f"{k} {v:g}" for k, v in (("cost", self.budget_cost),
+                                                     ("wall-clock s", self.budget_wall_clock_s),
+                                                     ("evaluations", self.budget_evaluations)) if v is not None)
+        return (f"{ps}\n  {fid}\n  budget: {budget} (the initial design included); strategy {self.strategy}, "
+                f"seed {self.seed}, {self.direction}")
+
+
+def load_tune_config(path) -> TuneConfig:
+    """Read and validate a TOML tuning configuration (:class:`ConfigError` naming the
+    file and the key on any problem)."""
+    path = Path(path)
+    return parse_tune_config(read_toml(path), source=str(path), base_dir=str(path.resolve().parent))
+
+
+def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | None = None) -> TuneConfig:
+    """Validate already-parsed TOML data (:data:`TUNE_SECTIONS`).
+
+    ``source`` names the file in messages and gives the default ``out``
+    (``runs/<stem>``); ``base_dir`` (default: the working directory) resolves a
+    relative ``path/file.py`` objective.
+    """
+    where = f"{source}: " if source else ""
+
+    def fail(msg):
+        raise ConfigError(where + msg)
+
+    parameters = Section("parameters", PARAMETER.doc, (), required=True)  # a table of tables
+    check_sections(data, (OBJECTIVE, parameters, FIDELITY, BUDGET, TUNE_RUN, ACQUISITION), fail)
+    obj = OBJECTIVE.validate(data["objective"], fail)
+    func = obj["function"]
+    if func is not None:
+        mod, sep, attr = func.rpartition(":")
+        if not sep or not mod.strip() or not attr.strip():
+            fail(f"[objective] function must be 'module:function' or 'path/file.py:function', got {func!r}")
+    limit = obj["time_limit_s"]
+    if obj["isolate"] is False and limit is not None:
+        fail("[objective] isolate = false cannot enforce time_limit_s: a time limit needs a worker process")
+
+    params = []
+    if not data["parameters"]:
+        fail("[parameters] needs at least one parameter, e.g. lr = {low = 1e-4, high = 1.0, log = true}")
+    for name, spec in data["parameters"].items():
+        if not isinstance(spec, dict):
+            fail(f"[parameters] {name} must be a table {{low = ..., high = ...}}, got {toml_type(spec)} {spec!r}")
+        p = PARAMETER.validate(spec, fail, f"[parameters] {name}:")
+        if not p["low"] < p["high"]:
+            fail(f"[parameters] {name}: need finite low < high, got low = {p['low']!r}, high = {p['high']!r}")
+        if p["log"] and p["low"] <= 0:
+            fail(f"[parameters] {name}: a log-scale parameter needs low > 0, got {p['low']!r}")
+        params.append(Parameter(str(name), p["low"], p["high"], p["log"]))
+
+    fields = _fidelity_fields(data["fidelity"], fail)
+    budget = BUDGET.validate(data["budget"], fail)
+    if all(v is None for v in budget.values()):
+        fail("[budget] needs at least one of cost, wall_clock_s, evaluations")
+    run = TUNE_RUN.validate(data.get("run", {}), fail)
+    why = strategy_misfit(run["strategy"], fields["fidelity_kind"] == "discrete")
+    if why:
+        fail(f"[run] strategy: {run['strategy']!r} {why}; [fidelity] kind is {fields['fidelity_kind']!r} "
+             "(mumbo-jax list shows what fits)")
+    out = run["out"] or str(Path("runs") / (Path(source).stem if source else "tune"))
+    acq, settings = check_acquisition(data.get("acquisition", {}), run["strategy"], fail)
+    return TuneConfig(
+        parameters=tuple(params), direction=_DIRECTIONS[obj["direction"]], objective=func, time_limit_s=limit,
+        isolate=bool(obj["isolate"]) or limit is not None, retries=obj["retries"],
+        max_consecutive_failures=obj["max_consecutive_failures"], budget_cost=budget["cost"],
+        budget_wall_clock_s=budget["wall_clock_s"], budget_evaluations=budget["evaluations"],
+        strategy=run["strategy"], seed=run["seed"], out=out, acquisition=types.MappingProxyType(acq), source=source,
+        base_dir=str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd()), **fields)
+
+
+def _fidelity_fields(table: Mapping, fail) -> dict:
+    """The :class:`TuneConfig` fields of a ``[fidelity]`` table (checks between its keys)."""
+    fid = FIDELITY.validate(table, fail)
+    kind = fid["kind"]
+    fields: dict[str, Any] = {"fidelity_kind": kind, "rank": fid["rank"], "learn_cost": fid["learn_cost"]}
+    if kind == "discrete":
+        for key in ("bounds", "target", "cost"):
+            if key in table:
+                fail(f"[fidelity] {key} is for a continuous fidelity; a discrete one has costs (and values)")
+        costs = fid["costs"]
+        if costs is None:
+            fail("[fidelity] costs is required for a discrete fidelity (one per fidelity, the target first)")
+        if not all(math.isfinite(c) and c > 0 for c in costs):
+            fail(f"[fidelity] costs must be a non-empty array of finite numbers > 0, got {costs!r}")
+        fields["costs"] = tuple(float(c) for c in costs)
+        values = fid["values"]
+        if values is not None:
+            if len(values) != len(costs):
+                fail(f"[fidelity] values must have one entry per cost ({len(costs)}), got {len(values)}")
+            if not all(type_ok(v, float) or isinstance(v, str) for v in values):
+                fail(f"[fidelity] values must be numbers or strings, got {values!r}")
+            fields["values"] = tuple(values)
+        allowed = DISCRETE_MODELS
+    else:
+        for key in ("costs", "values", "rank"):
+            if key in table:
+                fail(f"[fidelity] {key} is for discrete fidelities; a continuous one has bounds, target and cost")
+        bounds = fid["bounds"]
+        if bounds is None:
+            fail("[fidelity] bounds = [low, high] is required for a continuous fidelity")
+        if len(bounds) != 2 or not all(math.isfinite(b) for b in bounds) or not bounds[0] < bounds[1]:
+            fail(f"[fidelity] bounds must be [low, high] with finite low < high, got {bounds!r}")
+        lo, hi = float(bounds[0]), float(bounds[1])
+        target = hi if fid["target"] is None else fid["target"]
+        if not (lo <= target <= hi):
+            fail(f"[fidelity] target must lie in bounds [{lo:g}, {hi:g}], got {target!r}")
+        cost = COST.validate(fid["cost"] or {}, fail, "[fidelity] cost:")
+        if not cost["offset"] + cost["scale"] * lo ** cost["power"] > 0:
+            fail(f"[fidelity] cost must be > 0 over the whole interval, but cost({lo:g}) = 0: "
+                 "set cost.offset > 0 or a lower bound > 0")
+        fields.update(fidelity_bounds=(lo, hi), target=float(target), cost_offset=cost["offset"],
+                      cost_scale=cost["scale"], cost_power=cost["power"], rank=2)
+        allowed = CONTINUOUS_MODELS
+    model = fid["model"] or allowed[0]
+    if model not in allowed:
+        what = "discrete fidelities" if kind == "discrete" else "a continuous fidelity"
+        fail(f"[fidelity] model: unknown model {model!r} for {what}; allowed: {', '.join(allowed)}")
+    fields["model"] = model
+    return fields
+
+
+def make_tune_task(cfg: TuneConfig):
+    """The :class:`mumbo_jax.bo.loop.Task` of a configuration: the model over the internal
+    box (log10 for log-scale parameters), the target (fidelity 0, or ``target``) and the
+    configured costs."""
+    import jax
+    import jax.numpy as jnp
+
+    from mumbo_jax.bo import loop, optimize
+    from mumbo_jax.gp import models, posterior
+
+    bounds = [p.internal_bounds for p in cfg.parameters]
+    if cfg.discrete:
+        n = len(cfg.costs)
+        spec = (models.icm_model(bounds, n, rank=min(cfg.rank, n)) if cfg.model == "icm"
+                else models.ar1_model(bounds, n))
+        return loop.make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
+    make = models.product_model if cfg.model == "product" else models.fabolas_model
+    spec = make(bounds, cfg.fidelity_bounds)
+    cost = jax.tree_util.Partial(power_cost, jnp.asarray(cfg.cost_offset), jnp.asarray(cfg.cost_scale),
+                                 jnp.asarray(cfg.cost_power))
+    return loop.make_task(spec, posterior.target_value(cfg.target),
+                          optimize.continuous_fidelity(cfg.fidelity_bounds, cost))
+
+
+def power_cost(offset, scale, power, z):
+    """``offset + scale z^power`` (z [M] -> [M])."""
+    return offset + scale * z ** power

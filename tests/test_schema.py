@@ -1,0 +1,89 @@
+"""The schema layer: one description per key drives validation, messages and docs (the
+README's configuration reference is generated from it and must stay in sync)."""
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from mumbo_jax.bo.loop import BOSettings
+from mumbo_jax.run import cli, config
+from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, render_markdown, render_text
+from mumbo_jax.run.tune import TUNE_SECTIONS
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+ALL_SECTIONS = config.RUN_SECTIONS + config.COMPARE_SECTIONS + TUNE_SECTIONS
+
+
+def fail(msg):
+    raise ConfigError(msg)
+
+
+def message(field: Field, value) -> str:
+    with pytest.raises(ConfigError) as info:
+        field.check(value, "[s]", fail)
+    return str(info.value)
+
+
+def test_field_types_ranges_and_choices():
+    n = Field("n", int, "count", low=1)
+    assert n.check(3, "[s]", fail) == 3
+    assert message(n, 0) == "[s] n must be >= 1, got 0"
+    assert message(n, 2.0) == "[s] n must be an integer, got float 2.0"
+    assert message(n, True) == "[s] n must be an integer, got boolean True"
+    x = Field("x", float, "rate", low=0, low_open=True, high=1)
+    assert x.check(1, "[s]", fail) == 1.0 and isinstance(x.check(1, "[s]", fail), float)
+    assert message(x, 0) == "[s] x must be > 0, got 0"
+    assert message(x, 1.5) == "[s] x must be <= 1, got 1.5"
+    assert message(x, float("nan")) == "[s] x must be a finite number, got nan"
+    assert message(x, "0.5") == "[s] x must be a number, got string '0.5'"
+    registry = ["a"]
+    c = Field("c", str, "name", choices=lambda: registry, noun="thing")
+    registry.append("b")  # read when checked, not when declared
+    assert c.check("b", "[s]", fail) == "b"
+    assert message(c, "z") == "[s] c: unknown thing 'z'; allowed: a, b"
+    lst = Field("l", list, "labels", items=str, nonempty=True)
+    assert message(lst, []) == "[s] l must be a non-empty array, got []"
+    assert message(lst, ["a", 1]) == "[s] l must be an array of strings, got ['a', 1]"
+    assert message(Field("o", str, "out"), "  ") == "[s] o must be a non-empty string"
+
+
+def test_section_validate_and_check_sections():
+    s = Section("s", "doc", (Field("a", int, "a", required=True), Field("b", str, "b", default="x")), required=True)
+    assert s.validate({"a": 1}, fail) == {"a": 1, "b": "x"}
+    with pytest.raises(ConfigError, match=r"^unknown key 'c' in \[s\]; allowed keys: a, b$"):
+        s.validate({"a": 1, "c": 2}, fail)
+    with pytest.raises(ConfigError, match=r"^\[s\] a is required$"):
+        s.validate({}, fail)
+    with pytest.raises(ConfigError, match=r"^missing section \[s\] \(it needs at least a\)$"):
+        check_sections({}, [s], fail)
+    with pytest.raises(ConfigError, match=r"^unknown section or key 't'; allowed sections: \[s\]$"):
+        check_sections({"s": {}, "t": {}}, [s], fail)
+    with pytest.raises(ConfigError, match=r"^'s' must be a section \[s\], got integer 3$"):
+        check_sections({"s": 3}, [s], fail)
+
+
+def test_acquisition_section_mirrors_bosettings():
+    fields = {f.name: f for f in dataclasses.fields(BOSettings) if f.name != "strategy"}
+    acq = {f.name: f for f in config.ACQUISITION.fields}
+    assert acq.keys() == fields.keys()
+    for name, f in fields.items():
+        assert acq[name].default == f.default, name
+
+
+def test_every_key_is_documented():
+    for section in ALL_SECTIONS:
+        assert section.doc.strip(), section.name
+        for f in section.fields:
+            assert f.doc.strip() and "``" not in f.doc, (section.name, f.name)
+        text, md = render_text([section]), render_markdown([section])
+        assert all(f.name in text and f"`{f.name}`" in md for f in section.fields)
+
+
+def test_readme_configuration_reference_is_generated_from_the_schema():
+    """Regenerate with: mumbo-jax config-help --markdown (between the markers)."""
+    text = README.read_text()
+    m = re.search(r"<!-- config-reference: start -->\n(.*?)<!-- config-reference: end -->", text, flags=re.S)
+    assert m, "README.md lost its configuration reference markers"
+    assert m.group(1) == cli.config_help(markdown=True)
