@@ -123,8 +123,8 @@ class AskTell:
             cost = costmodel.cost_function(self.cost_fit)
             t_fit += t_cost
         gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, post, k_gstar)
-        prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, post, gstar, k_max,
-                            kernel.as_count(self.n_design), cost)
+        prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, post, gstar, k_max, cost,
+                            kernel.as_count(self.n_design))
         self.params = post.params
         self.timings.append(Timings(t_fit, t_gstar, t_max))
         self.last_fit = (len(self.x), post, buffers)

@@ -123,7 +123,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
         fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
         score=lambda post, b: _score(task, bench, post, b),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
-        maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, n0, None),
+        maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, None, n0),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
     )
 
@@ -155,7 +155,7 @@ def _gstar_all(settings, task, post, keys):
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _maximise_all(settings, task, post, gstar, keys, n_design):
-    return jax.vmap(lambda p, g, k, n0: kernel.maximise_stage(settings, task, p, g, k, n0, None))(post, gstar, keys,
+    return jax.vmap(lambda p, g, k, n0: kernel.maximise_stage(settings, task, p, g, k, None, n0))(post, gstar, keys,
                                                                                              n_design)
 
 

@@ -21,6 +21,7 @@ largest buffer of the run, and each size compiles once.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import NamedTuple
 
@@ -203,13 +204,22 @@ def _gstar(uses_gstar, n_gstar, method, n_grid, task, post, key):
     return maxvalue.sample_gstar(key, post, task.target, n_gstar, method, n_grid)
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
-def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, n_design,
-                   cost=None) -> optimize.Proposal:
+def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
+                   n_design=None) -> optimize.Proposal:
     """The rule's choice of the next (x, z) (:func:`mumbo_jax.bo.strategies.propose`);
-    ``n_design`` rows of the buffers hold the initial design; ``cost``: an optional
-    learned ``c(x, z)`` replacing the task's known cost."""
-    return strategies.propose(settings, task, post, gstar, key, n_design, cost)
+    ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost;
+    ``n_design``: the rows of the buffers that hold the initial design.
+
+    Compiled per decision settings only: settings that differ in the fit or the g*
+    sampler share the program."""
+    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, refit_every=1, gstar_method="gumbel",
+                                   gstar_grid=None)
+    return _maximise(decision, task, post, gstar, key, cost, n_design)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _maximise(settings, task, post, gstar, key, cost, n_design):
+    return strategies.propose(settings, task, post, gstar, key, cost, n_design)
 
 
 @jax.jit
@@ -225,4 +235,4 @@ def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):
     post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k))
     gstar = gstar_stage(settings, task, post, k_gstar)
     # cost passed positionally as in the drivers: jit keys on how arguments are passed
-    return post, maximise_stage(settings, task, post, gstar, k_max, state.n_design, cost)
+    return post, maximise_stage(settings, task, post, gstar, k_max, cost, state.n_design)

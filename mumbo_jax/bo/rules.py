@@ -12,6 +12,8 @@ A :class:`Rule` says what a BO strategy does, in one place:
 * ``kinds``: the fidelity kinds it supports (``"discrete"``, ``"continuous"``);
 * ``single_target``: whether g must be one fidelity (rules that evaluate the target
   itself, or whose fidelity rule compares against it);
+* ``replays_history``: whether the rule adapts to its own BO evaluations (it then needs
+  the initial design's size, carried explicitly by the drivers);
 * ``gain``: MUMBO's gain path by default, ``"table"`` (bicubic table filled by Simpson's
   rule) or ``"simpson"`` (direct vmapped Simpson quadrature, the reference path);
   ``None`` for rules without one.
@@ -60,8 +62,8 @@ class Context(NamedTuple):
         post: the posterior fitted to the data so far.
         gstar: ``[N]`` samples of g* (zeros for rules without g*).
         key: PRNG key of the maximiser.
-        n_design: scalar int, the buffer rows before this one that hold the initial
-            design (the rules that replay their own history skip them).
+        n_design: scalar int, the number of buffer rows (the first ones) that hold the
+            initial design (rules that replay their own history skip them), or None.
         cost: a learned cost ``c(x [M, d], z [M]) -> [M]`` or None (the task's known
             cost).
     """
@@ -86,6 +88,7 @@ class Rule:
     second_stage: Callable | None = None
     kinds: tuple = ("discrete", "continuous")
     single_target: bool = False
+    replays_history: bool = False
     gain: str | None = None
     summary: str = ""
 
@@ -270,9 +273,9 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("mt_ei", _ei, "target", second_stage=mt_ei_fidelity,
          summary="Swersky et al.: x by EI of g, then the fidelity with the largest EI_z(x) per unit cost"),
     Rule("mf_gp_ucb", _mf_gp_ucb, "target", second_stage=mf_gp_ucb_fidelity, kinds=("discrete",),
-         single_target=True, summary="Kandasamy et al. (2016): discrete fidelities"),
+         single_target=True, replays_history=True, summary="Kandasamy et al. (2016): discrete fidelities"),
     Rule("boca", _ucb, "target", second_stage=boca_fidelity, kinds=("continuous",), single_target=True,
-         summary="Kandasamy et al. (2017): a continuous fidelity"),
+         replays_history=True, summary="Kandasamy et al. (2017): a continuous fidelity"),
     Rule("mtbo", _mtbo, "all", summary="entropy search over the optimum's location per unit cost, over X x Z"),
 )}
 

@@ -31,7 +31,7 @@ def _unit_cost(z):
     return jnp.ones(jnp.shape(z))
 
 
-def propose(settings, task, post: posterior.Posterior, gstar, key, n_design, cost=None) -> optimize.Proposal:
+def propose(settings, task, post: posterior.Posterior, gstar, key, cost=None, n_design=None) -> optimize.Proposal:
     """The next evaluation under ``settings.strategy``.
 
     Args:
@@ -40,17 +40,21 @@ def propose(settings, task, post: posterior.Posterior, gstar, key, n_design, cos
         post: the posterior fitted to the data so far.
         gstar: ``[N]`` samples of g* (ignored by rules without g*).
         key: PRNG key of the maximiser.
-        n_design: scalar int, the number of initial-design rows at the start of the
-            posterior's buffers (the two-stage rules replay the BO evaluations after them).
         cost: optional learned cost ``c(x [M, d], z [M]) -> [M]`` (a
             ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.gp.costmodel.cost_function`):
             the maximiser then scores ``alpha(x, z) / c(x, z)`` instead of dividing by
             the task's known ``cost(z)``. ``None`` keeps the known cost.
+        n_design: scalar int, the number of initial-design rows at the start of the
+            posterior's buffers. Rules with ``replays_history`` (MF-GP-UCB, BOCA) replay
+            the BO evaluations after them and need it; the others ignore it.
 
     Returns:
         :class:`mumbo_jax.bo.optimize.Proposal`.
     """
     rule = check_rule_for_task(settings.strategy, task)
+    if rule.replays_history and n_design is None:
+        raise ValueError(f"strategy {rule.name!r} replays its own BO evaluations: pass n_design, the number of "
+                         "initial-design rows in the posterior's data")
     ctx = Context(settings, task, post, gstar, key, n_design, cost)
     acq = rule.acquisition(ctx)
     space = target_space(task) if rule.space == "target" else task.space

@@ -232,7 +232,7 @@ def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
     jax.config.update("jax_enable_x64", True)
     from mumbo_jax.bo import loop
     from mumbo_jax.run import plots
-    from mumbo_jax.benchmarks import problems
+    from mumbo_jax.benchmarks import problems, tasks
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
@@ -248,10 +248,10 @@ def run_config(cfg: RunConfig, all_seeds: bool = False, stream=None) -> dict:
     say("  compiling: the first step (and the first step of each larger buffer: 32, 64, ... points) "
         "waits for XLA; this can take a minute")
 
-    task = loop.problem_task(problem, cfg.model, cfg.rank)
+    task = tasks.problem_task(problem, cfg.model, cfg.rank)
     clock = loop.StepClock(on_step=_Progress(cfg.budget, cfg.max_evals, problem.is_discrete, all_seeds, stream))
     t0 = time.perf_counter()
-    history = loop.run_compiled(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
+    history = tasks.run_problem(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
                                 clock=clock, **loop.backend_batching())
     history = jax.tree_util.tree_map(np.asarray, history)
     wall = time.perf_counter() - t0
