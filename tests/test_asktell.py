@@ -124,3 +124,17 @@ def test_state_round_trip(forrester_opt):
     x2, z2 = restored.ask()
     assert z1 == z2
     np.testing.assert_array_equal(x1, x2)
+
+
+def test_kernel_decide_is_the_first_bo_ask():
+    """The decision kernel over plain state makes ask/tell's first BO decision."""
+    prob = problems.get_problem("forrester")
+    opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=5)
+    for _ in range(opt.n_design):
+        x, z = opt.ask()
+        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
+    state = kernel.init(opt.task, np.asarray(opt.x), np.asarray(opt.z), np.asarray(opt.y))
+    _, prop = kernel.decide(FAST, opt.task, state, opt.loop_key)
+    x, z = opt.ask()
+    assert int(prop.z) == z
+    np.testing.assert_array_equal(np.asarray(prop.x), x)

@@ -80,12 +80,12 @@ def test_budget_stops_the_run_and_seeds_differ():
 
 def test_lockstep_batching_and_a_refit_schedule_agree_with_ask_tell():
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, refit_every=2)
+    settings = with_(FAST, strategy="ei", refit_every=2)  # EI: the cheapest lock-step programs to compile
     runs = {b: tasks.run_problem(prob, 1e9, [0, 1], settings, max_evals=3, batching=b) for b in ("map", "vmap")}
     np.testing.assert_array_equal(runs["map"].n_evals, runs["vmap"].n_evals)
     np.testing.assert_array_equal(runs["map"].z, runs["vmap"].z)
-    # vmapped programs fuse differently: agreement to rounding, amplified a little by the fit
-    np.testing.assert_allclose(runs["map"].x, runs["vmap"].x, rtol=0, atol=1e-6)
+    # vmapped programs fuse differently: agreement to rounding (measured max |dx| 8.9e-12)
+    np.testing.assert_allclose(runs["map"].x, runs["vmap"].x, rtol=0, atol=1e-10)
     chosen = drive(loop.AskTell(tasks.problem_task(prob), settings, seed=1), prob, 3)
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), runs["map"].x[1], rtol=0, atol=X_TOL)
 

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax.acquisition import acquisitions, maxvalue
-from mumbo_jax.gp import fitting, posterior
+from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.gp import fitting
 from mumbo_jax.bo import optimize
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.benchmarks.tasks import problem_task

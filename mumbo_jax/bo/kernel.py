@@ -36,8 +36,8 @@ from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import fitting, models, posterior
 
 __all__ = [
-    "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design", "init", "observe",
-    "step_keys", "refit_at", "fit_stage", "gstar_stage", "maximise_stage", "incumbent_row", "decide",
+    "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
+    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage", "maximise_stage", "incumbent_row", "decide",
 ]
 
 MIN_BUFFER = 32

@@ -13,13 +13,14 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
-from mumbo_jax.bo.rules import (  # noqa: F401  (re-exported for existing imports)
-    CONTINUOUS_ONLY, DISCRETE_ONLY, MTBO_POOL, RULES, STRATEGIES, TARGET_ONLY, USES_GSTAR, Context,
-    check_rule, check_rule_for_task, mumbo_alpha, rule_for, target_space,
+from mumbo_jax.bo.rules import (  # the names run/ and older code import from here, re-exported
+    CONTINUOUS_ONLY, DISCRETE_ONLY, MTBO_POOL, STRATEGIES, TARGET_ONLY, USES_GSTAR, Context, check_rule,
+    check_rule_for_task, mumbo_alpha, target_space,
 )
 from mumbo_jax.gp import posterior
 
-__all__ = ["propose", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY"]
+__all__ = ["propose", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
+           "check_rule", "mumbo_alpha"]
 
 
 def _per_unit_cost(acq, cost, x, z):
