@@ -61,7 +61,7 @@ def test_settings_checks():
         loop.BOSettings(strategy="nonsense")
     with pytest.raises(ValueError, match="n_gstar must be a positive integer"):
         loop.BOSettings(n_gstar=0)
-    with pytest.raises(ValueError, match=r"n_starts \(9\) exceeds the number of scored candidates \(8\)"):
+    with pytest.raises(ValueError, match=r"n_starts \(9\) exceeds the number of scored candidates \(8 = n_candidates 8 x 1"):
         loop.BOSettings(n_candidates=8, n_starts=9)
     with pytest.raises(ValueError, match="unknown gain 'quad'"):
         loop.BOSettings(gain="quad")
@@ -74,7 +74,7 @@ def test_settings_checks():
     assert rules.rule_for(loop.BOSettings(gain="simpson")).gain == "simpson"
     assert rules.rule_for(loop.BOSettings()).gain == "table"
     # the maximiser's own check is the same function
-    with pytest.raises(ValueError, match=r"n_starts \(8\) exceeds the number of scored candidates \(4\)"):
+    with pytest.raises(ValueError, match=r"n_starts \(8\) exceeds the number of scored candidates \(4 = n_candidates 4 x 1"):
         optimize.maximise(None, lambda x, z: x[:, 0], jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
                           n_candidates=4, n_starts=8)
 

@@ -94,7 +94,7 @@ def check_n_starts(n_starts: int, n_candidates: int, n_fidelities: int = 1) -> N
     :class:`mumbo_jax.bo.settings.BOSettings` call it)."""
     if n_starts > n_candidates * n_fidelities:
         raise ValueError(f"n_starts ({n_starts}) exceeds the number of scored candidates "
-                         f"({n_candidates * n_fidelities})")
+                         f"({n_candidates * n_fidelities} = n_candidates {n_candidates} x {n_fidelities} fidelities)")
 
 
 def _table_cost(costs, z):
