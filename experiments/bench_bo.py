@@ -39,7 +39,7 @@ except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from mumbo_jax.bo import loop
-from mumbo_jax.benchmarks import problems
+from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "docs" / "data" / "bench_bo.jsonl"
 
@@ -74,7 +74,7 @@ def regret(args):
                 "cost_spent": np.asarray(h.cost_spent).tolist(), "regret": np.asarray(h.regret).tolist(),
                 "z": np.asarray(h.z).tolist()}))
 
-    h = loop.run_compiled(prob, args.budget, list(range(args.seeds)), settings, max_evals=args.max_evals,
+    h = tasks.run_problem(prob, args.budget, list(range(args.seeds)), settings, max_evals=args.max_evals,
                           clock=clock, progress=bucket_done, batching=args.batching, min_buffer=args.min_buffer)
     wall = time.perf_counter() - t0
     n = np.asarray(h.n_evals)
@@ -95,7 +95,7 @@ def regret(args):
 
 def overhead(args):
     prob = problems.get_problem("hartmann3")
-    task = loop.problem_task(prob)
+    task = tasks.problem_task(prob)
     opt = loop.AskTell(task, loop.BOSettings(), seed=args.seed)
     times = []
     while len(opt.x) < 60:

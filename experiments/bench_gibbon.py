@@ -2,7 +2,7 @@
 
     taskset -c 0 python experiments/bench_gibbon.py [--repeats 10] [--n-extra 30]
 
-Data: the BO loop's initial design for Hartmann-3 (``mumbo_jax.bo.loop.problem_task``
+Data: the BO loop's initial design for Hartmann-3 (``mumbo_jax.benchmarks.tasks.problem_task``
 and ``initial_design``: 2 d = 6 points at each of the 3 fidelities) plus ``--n-extra``
 random points at random fidelities, hyper-parameters fitted by ``fit`` (ICM, 4
 restarts), N = 10 Gumbel g* samples. Candidates: 2,000 uniform x at each fidelity
@@ -33,7 +33,7 @@ except ImportError:  # a plain checkout: import the package beside this script
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from mumbo_jax.acquisition import acquisitions, fantasy, gibbon, maxvalue  # noqa: E402
-from mumbo_jax.benchmarks import problems  # noqa: E402
+from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import loop  # noqa: E402
 from mumbo_jax.gp import fitting, posterior  # noqa: E402
 
@@ -59,7 +59,7 @@ def main():
     args = parser.parse_args()
 
     prob = problems.get_problem("hartmann3")
-    task = loop.problem_task(prob)
+    task = tasks.problem_task(prob)
     key = jax.random.PRNGKey(0)
     k_design, k_extra, k_z, k_fit, k_gstar, k_cand = jax.random.split(key, 6)
     x0, z0 = loop.initial_design(task, k_design)

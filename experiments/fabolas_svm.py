@@ -112,9 +112,8 @@ def run_bo(method, obj, task, budget, seed, settings=SETTINGS, n_design_settings
     while time.perf_counter() - start < budget and (max_evals is None or len(evals) < max_evals):
         t0 = time.perf_counter()
         x, z = opt.ask()
-        if opt._post is not None and not opt.in_initial_design:
-            post, buffers = opt._post
-            x_inc, _ = loop.incumbent(task, post, buffers)
+        if opt.last_fit is not None and not opt.in_initial_design:
+            x_inc, _ = opt.incumbent()  # the fit of this ask, reused
             trace.append((time.perf_counter() - start, np.asarray(x_inc).tolist()))
         t1 = time.perf_counter()
         err, seconds = obj(x, z)

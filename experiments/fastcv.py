@@ -88,9 +88,8 @@ def run(method, obj, fits, seed, settings=SETTINGS, log=print):
         decision = not opt.in_initial_design or n_design_fits is not None
         if decision and n_design_fits is None:
             n_design_fits = n_fits
-        if opt._post is not None:
-            post, buffers = opt._post
-            trace.append((n_fits, np.asarray(loop.incumbent(task, post, buffers)[0]).tolist()))
+        if opt.last_fit is not None:
+            trace.append((n_fits, np.asarray(opt.incumbent()[0]).tolist()))  # the fit of this ask, reused
         if method == "cv_ei":
             t1 = time.perf_counter()
             val, seconds = obj.cv_mean(x), time.perf_counter() - t1
@@ -101,7 +100,7 @@ def run(method, obj, fits, seed, settings=SETTINGS, log=print):
         opt.tell(x, z, -val)
         evals.append({"x": np.asarray(x).tolist(), "fold": int(z), "loss": val, "seconds": seconds,
                       "overhead": overhead if decision else 0.0, "decision": decision, "fits": n_fits})
-    trace.append((n_fits, np.asarray(opt.incumbent()[0]).tolist()))  # refit on all the data
+    trace.append((n_fits, np.asarray(opt.incumbent()[0]).tolist()))  # all the data, the last hyper-parameters
     over = [e["overhead"] for e in evals if e["decision"]]
     log(f"  {method} seed {seed}: {n_fits} fits ({n_design_fits} in the design), {len(opt.timings)} decisions, "
         f"median overhead {np.median(over):.2f} s, {time.perf_counter() - t_start:.0f} s")

@@ -35,7 +35,7 @@ except ImportError:
 
 from mumbo_jax.gp import fitting
 from mumbo_jax.bo import loop
-from mumbo_jax.benchmarks import problems
+from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "data" / "overhead_mumbo_vs_mtbo.json"
@@ -44,7 +44,7 @@ FIG = ROOT / "docs" / "overhead_mumbo_vs_mtbo.png"
 
 def _posterior(name, per_fidelity, key):
     prob = problems.get_problem(name)
-    task = loop.problem_task(prob)
+    task = tasks.problem_task(prob)
     x, z = loop.initial_design(task, jax.random.PRNGKey(key), per_fidelity)
     zp = z.astype(int) if prob.is_discrete else z
     y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, zp)

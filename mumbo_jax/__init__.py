@@ -17,8 +17,12 @@ using the library (the CLI does it for you).
 
 from mumbo_jax.acquisition.acquisitions import cost_weighted, mes_gain, mumbo_gain
 from mumbo_jax.acquisition.maxvalue import exact_max_samples, gumbel_max_samples, sample_gstar
-from mumbo_jax.bo.loop import AskTell, BOSettings, Task, make_task, run_compiled
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.compiled import Benchmark, History, run_compiled
 from mumbo_jax.bo.optimize import FidelitySpace, Proposal, continuous_fidelity, discrete_fidelities, maximise
+from mumbo_jax.bo.rules import RULES, Rule, check_rule
+from mumbo_jax.bo.settings import BOSettings, Task, make_task
+from mumbo_jax.bo.timing import StepClock
 from mumbo_jax.gp.fitting import fit, fit_params, neg_log_marginal
 from mumbo_jax.gp.models import (
     ModelSpec,
@@ -55,6 +59,7 @@ __all__ = [
     "sample_gstar", "gumbel_max_samples", "exact_max_samples", "mumbo_gain", "mes_gain", "cost_weighted",
     # bo
     "FidelitySpace", "Proposal", "discrete_fidelities", "continuous_fidelity", "maximise",
-    "Task", "make_task", "BOSettings", "AskTell", "run_compiled",
+    "Task", "make_task", "BOSettings", "AskTell", "run_compiled", "Benchmark", "History", "StepClock",
+    "Rule", "RULES", "check_rule",
     "__version__",
 ]

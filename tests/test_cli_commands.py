@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mumbo_jax.benchmarks import problems
+from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import loop, strategies
 from mumbo_jax.run import cli, config, runner
 from mumbo_jax.run.config import ConfigError, parse_config
@@ -55,7 +55,7 @@ def no_work(monkeypatch):
     """Fail the test if any BO work starts."""
     def boom(*a, **k):
         raise AssertionError("BO work started")
-    monkeypatch.setattr(loop, "run_compiled", boom)
+    monkeypatch.setattr(tasks, "run_problem", boom)
     monkeypatch.setattr(loop, "AskTell", boom)
 
 
@@ -195,7 +195,7 @@ def test_run_writes_each_finished_seed_before_a_late_failure(tmp_path, monkeypat
             raise RuntimeError("late failure")
         return history(len(seeds), 2, kw["max_evals"])
 
-    monkeypatch.setattr(loop, "run_compiled", fake_run)
+    monkeypatch.setattr(tasks, "run_problem", fake_run)
     monkeypatch.setattr(loop, "backend_batching", lambda: {"batching": "map", "min_buffer": 32})
     cfg = tmp_path / "tiny.toml"
     cfg.write_text(TINY)

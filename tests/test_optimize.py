@@ -5,12 +5,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax.acquisition import acquisitions, maxvalue
-from mumbo_jax.gp import fitting, posterior
+from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.gp import fitting
 from mumbo_jax.bo import optimize
 from mumbo_jax.benchmarks import problems
-from mumbo_jax.bo.loop import problem_task
-from mumbo_jax.bo.strategies import mumbo_alpha as _mumbo_alpha
+from mumbo_jax.benchmarks.tasks import problem_task
+from mumbo_jax.bo.rules import mumbo_alpha as _mumbo_alpha
 
 
 def _fixed_posterior(name, n_per_fid, seed=0):

@@ -17,6 +17,9 @@ import dataclasses
 import functools
 from typing import Callable, NamedTuple
 
+__all__ = ["Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict", "check_n_starts",
+           "maximise"]
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -39,7 +42,7 @@ class Proposal(NamedTuple):
 
 
 @functools.partial(jax.tree_util.register_dataclass, data_fields=["cost"],
-                   meta_fields=["n_fidelities", "bounds"])
+                   meta_fields=["n_fidelities", "bounds", "choices"])
 @dataclasses.dataclass(frozen=True)
 class FidelitySpace:
     """Where z lives and what it costs (a pytree: the cost's arrays are traced).
@@ -48,15 +51,50 @@ class FidelitySpace:
         n_fidelities: number of discrete fidelities 0..F-1, or ``None``.
         bounds: ``(lower, upper)`` of a continuous fidelity, or ``None``.
         cost: ``cost(z [M]) -> [M]`` positive costs, a ``jax.tree_util.Partial``.
+        choices: the discrete fidelities the maximiser scores (``None``: all of
+            0..F-1); :func:`restrict` makes a space that queries one fidelity only.
     """
 
     n_fidelities: int | None
     bounds: tuple | None
     cost: Callable
+    choices: tuple | None = None
 
     @property
     def fidelities(self):
-        return None if self.n_fidelities is None else jnp.arange(self.n_fidelities)
+        """``[F']`` the discrete fidelities to score (None for a continuous space)."""
+        if self.n_fidelities is None:
+            return None
+        return jnp.arange(self.n_fidelities) if self.choices is None else jnp.asarray(self.choices)
+
+    @property
+    def n_choices(self) -> int:
+        """How many fidelities the maximiser scores (1 for a continuous space)."""
+        if self.n_fidelities is None:
+            return 1
+        return self.n_fidelities if self.choices is None else len(self.choices)
+
+
+def restrict(space: FidelitySpace, z) -> FidelitySpace:
+    """The space with one fidelity only: the discrete index ``z`` or the continuous
+    value ``z`` (a degenerate interval), at the same cost function."""
+    if space.n_fidelities is not None:
+        if int(z) != z or not 0 <= int(z) < space.n_fidelities:
+            raise ValueError(f"fidelity {z!r} does not exist; the space has 0..{space.n_fidelities - 1}")
+        return FidelitySpace(space.n_fidelities, None, space.cost, (int(z),))
+    lo, hi = space.bounds
+    if not lo <= float(z) <= hi:
+        raise ValueError(f"fidelity {z!r} is outside the fidelity bounds {space.bounds}")
+    return FidelitySpace(None, (float(z), float(z)), space.cost)
+
+
+def check_n_starts(n_starts: int, n_candidates: int, n_fidelities: int = 1) -> None:
+    """ValueError unless ``n_starts`` of the ``n_candidates * n_fidelities`` scored
+    candidates can be polished (the one copy of this check: :func:`maximise` and
+    :class:`mumbo_jax.bo.settings.BOSettings` call it)."""
+    if n_starts > n_candidates * n_fidelities:
+        raise ValueError(f"n_starts ({n_starts}) exceeds the number of scored candidates "
+                         f"({n_candidates * n_fidelities} = n_candidates {n_candidates} x {n_fidelities} fidelities)")
 
 
 def _table_cost(costs, z):
@@ -178,8 +216,6 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candida
         raise ValueError(f"bounds must have shape [d, 2], got {tuple(bounds.shape)}")
     if not isinstance(bounds, jax.core.Tracer) and bool(jnp.any(bounds[:, 0] >= bounds[:, 1])):
         raise ValueError("bounds: every lower bound must be below its upper bound")
-    n_fid = space.n_fidelities or 1
-    if n_starts > n_candidates * n_fid:
-        raise ValueError(f"n_starts ({n_starts}) exceeds the number of scored candidates ({n_candidates * n_fid})")
+    check_n_starts(n_starts, n_candidates, space.n_choices)
     return _maximise(key, acquisition, bounds, space, int(n_candidates), int(n_starts), int(n_steps),
                      learning_rate)

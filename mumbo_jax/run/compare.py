@@ -330,7 +330,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     from mumbo_jax.bo import loop
-    from mumbo_jax.benchmarks import problems
+    from mumbo_jax.benchmarks import problems, tasks
 
     stream = sys.stdout if stream is None else stream
     say = lambda *a: print(*a, file=stream, flush=True)
@@ -339,7 +339,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     if unknown:
         raise ValueError(f"strategies {unknown} are not in the config; it has {list(cfg.strategies)}")
     problem = problems.get_problem(cfg.problem)
-    task = loop.problem_task(problem, cfg.model, cfg.rank)
+    task = tasks.problem_task(problem, cfg.model, cfg.rank)
     target_z = float(task.target_z[0])
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -376,7 +376,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
             n = np.asarray(h.n_evals)
             say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
 
-        history = loop.run_compiled(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
+        history = tasks.run_problem(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
                                     clock=clock, progress=progress, **loop.backend_batching())
         history = jax.tree_util.tree_map(np.asarray, history)
         wall = time.perf_counter() - t0

@@ -226,13 +226,13 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
     stream = sys.stdout if stream is None else stream
     out = prepare_output(cfg.out)
     jax.config.update("jax_enable_x64", True)
-    from mumbo_jax.benchmarks import problems
+    from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo import loop
     from mumbo_jax.run import plots
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
-    task = loop.problem_task(problem, cfg.model, cfg.rank)
+    task = tasks.problem_task(problem, cfg.model, cfg.rank)
     batching = loop.backend_batching()
     # seeds one per compiled call where they run one after another anyway (CPU): each
     # finished seed is written at once; in lock-step (accelerator) all in one batch
@@ -254,7 +254,7 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
     records: list[dict] = []
     try:
         for chunk in chunks:
-            history = loop.run_compiled(problem, cfg.budget, chunk, settings, task=task, max_evals=cfg.max_evals,
+            history = tasks.run_problem(problem, cfg.budget, chunk, settings, task=task, max_evals=cfg.max_evals,
                                         clock=clock, **batching)
             history = jax.tree_util.tree_map(np.asarray, history)
             for i, seed in enumerate(chunk):

@@ -1,0 +1,220 @@
+"""Ask/tell driver for black boxes that cannot be traced (a model being trained).
+
+``ask()`` returns the next ``(x, z)``; ``tell(x, z, y)`` records the result. Each ask
+after the initial design runs the decision kernel's compiled stages
+(:mod:`mumbo_jax.bo.kernel`) on the data told so far; the same seed gives the same
+decisions as :func:`mumbo_jax.bo.compiled.run_compiled`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo.settings import BOSettings, Task
+from mumbo_jax.bo.timing import Timings, timed
+from mumbo_jax.gp import costmodel, models
+
+__all__ = ["AskTell", "BOX_TOL"]
+
+BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
+
+
+def _check_design(task: Task, design):
+    """A user's initial design ``(x [n0, d], z [n0])``, validated against the task."""
+    try:
+        x0, z0 = design
+    except (TypeError, ValueError):
+        raise ValueError("design must be a pair (x [n0, d], z [n0])") from None
+    x0, z0 = np.asarray(x0, float), np.asarray(z0, float).reshape(-1)
+    if x0.ndim != 2 or x0.shape[0] < 1:
+        raise ValueError(f"design x must have shape [n0, {task.spec.dim}] with n0 >= 1, got {x0.shape}")
+    models.check_inputs(task.spec, x0, z0, "design x", "design z")
+    b = np.asarray(task.spec.bounds)
+    if np.any(x0 < b[:, 0]) or np.any(x0 > b[:, 1]):
+        raise ValueError("design x lies outside the search box")
+    return jnp.asarray(x0), jnp.asarray(z0)
+
+
+def _real(name: str, v, allow_none=False) -> float | None:
+    """A finite real number from a Python/numpy scalar or a 1-element array."""
+    if v is None and allow_none:
+        return None
+    if isinstance(v, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{name} must be a real number, got {type(v).__name__} {v!r}")
+    a = np.asarray(v)
+    if a.size != 1 or not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+        raise ValueError(f"{name} must be a real number (or a 1-element array), got {type(v).__name__} "
+                         f"with shape {a.shape} and dtype {a.dtype}")
+    f = float(a.reshape(()))
+    if not np.isfinite(f):
+        raise ValueError(f"{name} must be finite, got {f}")
+    return f
+
+
+class AskTell:
+    """Ask/tell optimiser for black boxes.
+
+    ``ask()`` returns the next ``(x, z)``; ``tell(x, z, y, cost=None)`` records a result
+    (y in maximisation convention: negate a loss). The first asks return the initial
+    design. ``state_dict()`` is plain data (lists and floats) that :meth:`from_state`
+    restores exactly.
+
+    ``tell`` accepts x as any array-like of d numbers inside the search box (x further
+    outside than ``BOX_TOL`` of the box width is a ValueError: a point the model cannot
+    represent is a bug in the caller, not something to clip silently; rounding within
+    ``BOX_TOL`` is clipped), z as an int, an integral float (``1.0``) or a numpy
+    scalar for discrete fidelities (a float within the bounds for a continuous one),
+    and y (and cost) as a finite real number or a 1-element array.
+
+    Args:
+        task: model, target and fidelity space (:func:`mumbo_jax.bo.settings.make_task`).
+        settings: the decision rule's settings.
+        seed: integer seed; the same seed gives the same decisions as
+            :func:`mumbo_jax.bo.compiled.run_compiled`.
+        cost_model: optional :class:`mumbo_jax.gp.costmodel.CostModel` (e.g.
+            :func:`mumbo_jax.gp.costmodel.cost_model_for`): before each proposal a GP on
+            log cost is fitted to the costs told so far and the acquisition is divided by
+            its prediction c(x, z) instead of the task's known cost (tell the measured
+            cost, e.g. seconds). Its fitting time counts in ``timings[k].fit``; the last
+            fit is ``self.cost_fit``. ``None``: the known cost.
+        design: optional initial design ``(x [n0, d], z [n0])`` replacing the paper's
+            default (:func:`mumbo_jax.bo.kernel.initial_design`). The same ``design``
+            (and ``cost_model``) must be passed to :meth:`from_state`.
+    """
+
+    def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
+                 cost_model: costmodel.CostModel | None = None, design=None):
+        if not isinstance(task, Task):
+            raise ValueError(f"task must be a mumbo_jax.bo.settings.Task (make_task), got {type(task).__name__}")
+        rules.check_rule_for_task(settings.strategy, task)
+        if cost_model is not None and not isinstance(cost_model, costmodel.CostModel):
+            raise ValueError(f"cost_model must be a mumbo_jax.gp.costmodel.CostModel, got {type(cost_model).__name__}")
+        self.task, self.settings, self.seed = task, settings, int(seed)
+        self.cost_model, self.cost_fit = cost_model, None
+        self.key = jax.random.PRNGKey(self.seed)
+        design_key, self.loop_key = jax.random.split(self.key)
+        x0, z0 = kernel.initial_design(task, design_key) if design is None else _check_design(task, design)
+        self.design = [(np.asarray(x), float(z)) for x, z in zip(x0, z0)]
+        self.n_design = len(self.design)
+        self.x, self.z, self.y, self.costs = [], [], [], []
+        self.params = kernel.as_params(models.default_params(task.spec))
+        self.timings: list[Timings] = []
+        self.last_fit = None  # (number of points, posterior, buffers) of the last fit
+
+    # -- the protocol
+    def ask(self):
+        """Next ``(x [d] numpy array, z)`` to evaluate: the initial design first, in
+        order (asking again before telling returns the same point)."""
+        if self.in_initial_design:
+            x, z = self.design[len(self.x)]
+            return np.array(x), self._fidelity(z)
+        k = len(self.x) - self.n_design
+        buffers = self._buffers()
+        k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
+        post, t_fit = timed(kernel.fit_stage, self.settings, self.task, buffers, self.params, k_fit,
+                            bool(kernel.refit_at(self.settings, k)))
+        cost = None
+        if self.cost_model is not None:
+            self.cost_fit, t_cost = timed(costmodel.fit_cost, self.cost_model, np.asarray(self.x),
+                                          np.asarray(self.z), np.asarray(self.costs), jax.random.fold_in(k_fit, 1))
+            cost = costmodel.cost_function(self.cost_fit)
+            t_fit += t_cost
+        gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, post, k_gstar)
+        prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, post, gstar, k_max, cost,
+                            kernel.as_count(self.n_design))
+        self.params = post.params
+        self.timings.append(Timings(t_fit, t_gstar, t_max))
+        self.last_fit = (len(self.x), post, buffers)
+        return np.asarray(prop.x), self._fidelity(prop.z)
+
+    def tell(self, x, z, y, cost=None):
+        """Record an evaluation (see the class docstring for what is accepted)."""
+        spec = self.task.spec
+        x = np.asarray(x)
+        if not np.issubdtype(x.dtype, np.number) or x.size != spec.dim:
+            raise ValueError(f"x must have {spec.dim} coordinates (numbers), got {x.size} of dtype {x.dtype}")
+        x = x.astype(float).reshape(-1)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"x must be finite, got {x.tolist()}")
+        b = np.asarray(spec.bounds)
+        tol = BOX_TOL * (b[:, 1] - b[:, 0])
+        if np.any(x < b[:, 0] - tol) or np.any(x > b[:, 1] + tol):
+            raise ValueError(f"x {x.tolist()} lies outside the search box {b.tolist()}")
+        x = np.clip(x, b[:, 0], b[:, 1])
+        z = self._told_fidelity(z)
+        y = _real("y", y)
+        cost = _real("cost", cost, allow_none=True)
+        if cost is not None and cost <= 0:
+            raise ValueError(f"cost must be > 0, got {cost}")
+        c = float(self.task.space.cost(jnp.asarray([z]))[0]) if cost is None else cost
+        self.x.append(x)
+        self.z.append(float(z))
+        self.y.append(y)
+        self.costs.append(c)
+
+    def incumbent(self):
+        """``(x, posterior mean of g)`` of the best evaluated x.
+
+        Conditions on all the data told so far with the hyper-parameters of the last
+        fit (the model's defaults before the first BO step): no refit, and the same
+        compiled program as the asks (reused outright if nothing was told since)."""
+        if not self.x:
+            raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
+        if self.last_fit is not None and self.last_fit[0] == len(self.x):
+            _, post, buffers = self.last_fit
+        else:
+            buffers = self._buffers()
+            k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
+            post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
+            self.last_fit = (len(self.x), post, buffers)
+        i, mu = kernel.incumbent_row(self.task, post)
+        return np.asarray(buffers.x[int(i)]), float(mu)
+
+    @property
+    def in_initial_design(self) -> bool:
+        return len(self.x) < self.n_design
+
+    # -- helpers
+    def _buffers(self) -> kernel.Buffers:
+        n = len(self.x)
+        return kernel.pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), kernel.buffer_size(n))
+
+    def _fidelity(self, z):
+        return int(z) if self.task.spec.discrete else float(z)
+
+    def _told_fidelity(self, z):
+        """A told fidelity as int (discrete) or float (continuous), or a ValueError."""
+        spec = self.task.spec
+        v = _real("z", z)
+        if spec.discrete:
+            if v != int(v) or not 0 <= v < spec.n_fidelities:
+                raise ValueError(f"fidelity {v:g} does not exist; this task has fidelities 0..{spec.n_fidelities - 1}")
+            return int(v)
+        lo, hi = spec.fidelity_bounds
+        if not lo <= v <= hi:
+            raise ValueError(f"fidelity {v:g} is outside the fidelity bounds [{lo:g}, {hi:g}]")
+        return v
+
+    # -- plain-data state
+    def state_dict(self) -> dict:
+        return {
+            "seed": self.seed,
+            "x": [list(map(float, x)) for x in self.x],
+            "z": list(self.z),
+            "y": list(self.y),
+            "costs": list(self.costs),
+            "params": {k: np.asarray(v).tolist() for k, v in self.params.items()},
+        }
+
+    @classmethod
+    def from_state(cls, task: Task, settings: BOSettings, state: dict,
+                   cost_model: costmodel.CostModel | None = None, design=None) -> "AskTell":
+        """The optimiser of :meth:`state_dict` (pass the same ``design`` and ``cost_model``)."""
+        opt = cls(task, settings, state["seed"], cost_model=cost_model, design=design)
+        for x, z, y, c in zip(state["x"], state["z"], state["y"], state["costs"]):
+            opt.tell(x, z, y, c)
+        opt.params = kernel.as_params({k: np.asarray(v) for k, v in state["params"].items()})
+        return opt

@@ -1,0 +1,294 @@
+"""The compiled driver: BO on a JAX-traceable benchmark, many seeds, state on device.
+
+:func:`run_compiled` runs the decision kernel (:mod:`mumbo_jax.bo.kernel`) with the
+objective evaluated inside compiled programs: each stage (fit, incumbent score, g*,
+maximisation, evaluate-and-append) is one XLA program per buffer size, reused by every
+step and every seed; the loop over steps is a thin host loop that times the stages
+(no host callbacks inside any program, so JAX's persistent compilation cache keeps
+them all: with ``JAX_COMPILATION_CACHE_DIR`` set, a second run compiles nothing).
+
+Seeds run one after another (``batching="map"``, the same programs as
+:class:`mumbo_jax.bo.asktell.AskTell`, so the two drivers make the same decisions) or in
+lock-step (``"vmap"``: one vmapped program per stage, for accelerators).
+
+The driver knows nothing of a benchmark registry: it takes a :class:`Benchmark`, any
+hashable object with ``observe`` and ``score`` (see
+:func:`mumbo_jax.benchmarks.tasks.problem_benchmark`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo.settings import BOSettings, Task
+from mumbo_jax.bo.timing import StepClock, Timings, timed
+
+__all__ = ["Benchmark", "History", "run_compiled", "backend_batching"]
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """What :func:`run_compiled` needs of a problem. Hashable (a static jit argument;
+    equal objects must trace to the same program)."""
+
+    def observe(self, key, x, z):
+        """A noisy observation y of f(x [d], z), maximisation convention (traceable;
+        z an int32 index for discrete fidelities, a float for a continuous one)."""
+
+    def score(self, x):
+        """``(value, regret)`` of an incumbent x [d]: the true target value (in the
+        problem's own sense) and its simple regret (traceable)."""
+
+
+class History(NamedTuple):
+    """A run's record (numpy, leading seed axis). Evaluation k is the k-th BO
+    evaluation after the initial design; entry k of the curves is the state after k of
+    them (entry 0: after the initial design)."""
+
+    x: np.ndarray  # [S, E, d] chosen inputs (E = max_evals)
+    z: np.ndarray  # [S, E] chosen fidelities
+    y: np.ndarray  # [S, E] observations (maximisation convention)
+    cost: np.ndarray  # [S, E] cost of each evaluation
+    cost_spent: np.ndarray  # [S, E + 1] cumulative BO cost (initial design excluded)
+    incumbent_x: np.ndarray  # [S, E + 1, d]
+    incumbent_value: np.ndarray  # [S, E + 1] true target value (problem's own sense)
+    regret: np.ndarray  # [S, E + 1] simple regret of the incumbent
+    n_evals: np.ndarray  # [S] number of BO evaluations made
+    initial_cost: np.ndarray  # [S] cost of the initial design
+
+
+def backend_batching() -> dict:
+    """:func:`run_compiled`'s ``batching`` and ``min_buffer`` for the default backend:
+    seeds one after another from 32-row buffers on CPU; seeds in lock-step (vmap) from
+    256-row buffers on an accelerator, where a step costs about the same at 32 or 256
+    rows and each buffer size is one more compilation."""
+    if jax.default_backend() == "cpu":
+        return {"batching": "map", "min_buffer": kernel.MIN_BUFFER}
+    return {"batching": "vmap", "min_buffer": 256}
+
+
+# --------------------------------------------------------------------------- one seed's programs
+
+
+@functools.partial(jax.jit, static_argnames=("bench", "min_buffer"))
+def _init(task: Task, bench, key, min_buffer):
+    """The design evaluated: ``(state, loop_key, noise_key, initial_cost)``."""
+    design_key, loop_key = jax.random.split(key)
+    x0, z0 = kernel.initial_design(task, design_key)
+    zq = z0.astype(jnp.int32) if task.spec.discrete else z0
+    y0 = jax.vmap(lambda x, z, i: bench.observe(jax.random.fold_in(design_key, i), x, z))(
+        x0, zq, jnp.arange(x0.shape[0]))
+    state = kernel.init(task, x0, z0, y0, min_buffer=min_buffer)
+    return state, loop_key, jax.random.fold_in(key, 7), jnp.sum(task.space.cost(zq))
+
+
+@functools.partial(jax.jit, static_argnames=("bench",))
+def _score(task: Task, bench, post, buffers):
+    """The incumbent's ``(x [d], true value, regret)``."""
+    i, _ = kernel.incumbent_row(task, post)
+    x = buffers.x[i]
+    value, regret = bench.score(x)
+    return x, value, regret
+
+
+@functools.partial(jax.jit, static_argnames=("bench",))
+def _observe(task: Task, bench, state, params, prop, noise_key, go):
+    """Evaluate the proposal and append it (where ``go``): ``(state, y, cost)``."""
+    zq = prop.z.astype(jnp.int32) if task.spec.discrete else prop.z
+    y = bench.observe(jax.random.fold_in(noise_key, state.k), prop.x, zq)
+    cost = task.space.cost(jnp.atleast_1d(zq))[0]
+    state = kernel.observe(state._replace(params=params), prop.x, prop.z, y, go)
+    return state, y, cost
+
+
+class _Stages(NamedTuple):
+    init: callable
+    fit: callable
+    score: callable
+    gstar: callable
+    maximise: callable
+    observe: callable
+
+
+def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
+    """The stages of one seed: the decision kernel's programs, as in ask/tell."""
+    return _Stages(
+        init=lambda key, mb: _init(task, bench, key, mb),
+        fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
+        score=lambda post, b: _score(task, bench, post, b),
+        gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
+        maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, None, n0),
+        observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
+    )
+
+
+# --------------------------------------------------------------------------- lock-step programs
+
+
+@functools.partial(jax.jit, static_argnames=("bench", "min_buffer"))
+def _init_all(task, bench, keys, min_buffer):
+    return jax.vmap(lambda k: _init(task, bench, k, min_buffer))(keys)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _fit_all(settings, task, state, keys, refit):
+    # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
+    # a real branch, where a batched one would become a select that always refits
+    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit))(state, keys)
+
+
+@functools.partial(jax.jit, static_argnames=("bench",))
+def _score_all(task, bench, post, buffers):
+    return jax.vmap(lambda p, b: _score(task, bench, p, b))(post, buffers)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _gstar_all(settings, task, post, keys):
+    return jax.vmap(lambda p, k: kernel.gstar_stage(settings, task, p, k))(post, keys)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _maximise_all(settings, task, post, gstar, keys, n_design):
+    return jax.vmap(lambda p, g, k, n0: kernel.maximise_stage(settings, task, p, g, k, None, n0))(post, gstar, keys,
+                                                                                             n_design)
+
+
+@functools.partial(jax.jit, static_argnames=("bench",))
+def _observe_all(task, bench, state, params, prop, noise_keys, go):
+    return jax.vmap(lambda *a: _observe(task, bench, *a))(state, params, prop, noise_keys, go)
+
+
+def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
+    return _Stages(
+        init=lambda keys, mb: _init_all(task, bench, keys, mb),
+        fit=lambda s, k, refit: _fit_all(settings, task, s, k, refit),
+        score=lambda post, b: _score_all(task, bench, post, b),
+        gstar=lambda post, k: _gstar_all(settings, task, post, k),
+        maximise=lambda post, g, k, n0: _maximise_all(settings, task, post, g, k, n0),
+        observe=lambda s, p, prop, nk, go: _observe_all(task, bench, s, p, prop, nk, go),
+    )
+
+
+# --------------------------------------------------------------------------- the host loop
+
+
+def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batched, min_buffer,
+               hist: dict, clock: StepClock, progress):
+    """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``."""
+    keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
+    state, loop_keys, noise_keys, init_cost = stages.init(keys if batched else keys[0], min_buffer)
+    lead = int(batched)  # arrays of a lock-step batch have a leading seed axis
+    as_rows = lambda a: np.asarray(a).reshape((len(seeds),) + np.shape(a)[lead:])
+    hist["initial_cost"][rows] = as_rows(init_cost)
+    n0 = int(np.asarray(state.n).reshape(-1)[0])
+    size = state.buffers.x.shape[lead]
+    split = jax.vmap(kernel.step_keys, (0, None)) if batched else kernel.step_keys
+    running = np.ones(len(seeds), bool)
+    spent = np.zeros(len(seeds))
+    t = 0  # the step of every running seed (they advance together)
+    while running.any():
+        if n0 + t >= size:  # no free row: the next buffer size (compiled once per size)
+            size *= 2
+            state = kernel.grow(state, size, lead)
+            if progress is not None:
+                progress(History(**hist))
+        k_fit, k_gstar, k_max = (jnp.moveaxis(split(loop_keys, t), 1, 0) if batched else split(loop_keys, t))
+        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)))
+        (x_inc, value, regret), t_score = timed(stages.score, post, state.buffers)
+        x_inc, value, regret = as_rows(x_inc), as_rows(value), as_rows(regret)
+        on = rows[running]
+        hist["incumbent_x"][on, t] = x_inc[running]
+        hist["incumbent_value"][on, t] = value[running]
+        hist["regret"][on, t] = regret[running]
+        hist["cost_spent"][on, t] = spent[running]
+        go = running & (spent < budget) & (t < max_evals)
+        if go.any():
+            gstar, t_gstar = timed(stages.gstar, post, k_gstar)
+            prop, t_max = timed(stages.maximise, post, gstar, k_max, state.n_design)
+            (state, y, cost), t_obs = timed(stages.observe, state, post.params, prop, noise_keys,
+                                            jnp.asarray(go) if batched else bool(go[0]))
+            x, z, y, cost = as_rows(prop.x), as_rows(prop.z).astype(float), as_rows(y), as_rows(cost)
+            on = rows[go]
+            hist["x"][on, t], hist["z"][on, t], hist["y"][on, t], hist["cost"][on, t] = x[go], z[go], y[go], cost[go]
+            spent = np.where(go, spent + cost, spent)
+            timings = Timings(t_fit + t_score, t_gstar, t_max + t_obs)
+        for i in np.flatnonzero(running):
+            seed = int(seeds[i])
+            if go[i]:
+                clock.record(seed, t, timings)
+                clock.report(seed, t, {"running": True, "spent": float(spent[i]), "z": float(z[i]),
+                                       "regret": float(regret[i])})
+            else:
+                hist["n_evals"][rows[i]] = t
+                clock.report(seed, t, {"running": False, "spent": float(spent[i]), "z": float("nan"),
+                                       "regret": float(regret[i])})
+        running = go
+        t += 1
+    if progress is not None:
+        progress(History(**hist))
+
+
+def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: BOSettings = BOSettings(),
+                 max_evals: int = 200, progress=None, clock: StepClock | None = None, batching: str = "map",
+                 min_buffer: int = kernel.MIN_BUFFER) -> History:
+    """Run BO on a traceable benchmark for several seeds.
+
+    Args:
+        bench: a :class:`Benchmark` (e.g.
+            :func:`mumbo_jax.benchmarks.tasks.problem_benchmark`).
+        task: the model, target and fidelity space
+            (:func:`mumbo_jax.benchmarks.tasks.problem_task` for a registered problem).
+        budget: cost to spend after the initial design (> 0).
+        seeds: integer seeds (one run each).
+        settings: the decision rule.
+        max_evals: cap on BO evaluations per seed.
+        progress: optional ``callback(history)`` called when the buffers grow and when
+            a seed (or the lock-step batch) finishes.
+        clock: optional :class:`mumbo_jax.bo.timing.StepClock`: per-step overheads and
+            an ``on_step`` hook after every step (timed on the host around the compiled
+            stages).
+        batching: ``"map"`` (seeds one after another, the default; on CPU with jaxlib
+            0.10.2 the vmapped Hartmann-3 program deadlocked at 64 rows with 4 or more
+            seeds) or ``"vmap"`` (seeds in lock-step, for accelerators).
+        min_buffer: rows of the first buffer (rounded up to a power of two). Each
+            buffer size compiles once.
+
+    Returns:
+        :class:`History` with a leading seed axis.
+    """
+    if not isinstance(bench, Benchmark):
+        raise ValueError(f"bench must have observe(key, x, z) and score(x) (a Benchmark), got {type(bench).__name__}")
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a mumbo_jax.bo.settings.Task, got {type(task).__name__}")
+    if not budget > 0:
+        raise ValueError(f"budget must be > 0, got {budget}")
+    if batching not in ("map", "vmap"):
+        raise ValueError(f"batching must be 'map' or 'vmap', got {batching!r}")
+    if not isinstance(max_evals, int) or max_evals < 1:
+        raise ValueError(f"max_evals must be a positive integer, got {max_evals!r}")
+    rules.check_rule_for_task(settings.strategy, task)
+    seeds = np.atleast_1d(np.asarray(seeds, int))
+    min_buffer = kernel.buffer_size(int(min_buffer) - 1, 1)
+    n_seeds, d, e = len(seeds), task.spec.dim, max_evals
+    hist = dict(x=np.zeros((n_seeds, e, d)), z=np.zeros((n_seeds, e)), y=np.zeros((n_seeds, e)),
+                cost=np.zeros((n_seeds, e)), cost_spent=np.full((n_seeds, e + 1), np.nan),
+                incumbent_x=np.full((n_seeds, e + 1, d), np.nan), incumbent_value=np.full((n_seeds, e + 1), np.nan),
+                regret=np.full((n_seeds, e + 1), np.nan), n_evals=np.zeros(n_seeds, int),
+                initial_cost=np.zeros(n_seeds))
+    clock = StepClock() if clock is None else clock
+    rows = np.arange(n_seeds)
+    if batching == "vmap":
+        _run_group(_lock_step(settings, task, bench), settings, budget, max_evals, seeds, rows, True, min_buffer,
+                   hist, clock, progress)
+    else:
+        stages = _one_seed(settings, task, bench)
+        for i in rows:
+            _run_group(stages, settings, budget, max_evals, seeds[i:i + 1], rows[i:i + 1], False, min_buffer,
+                       hist, clock, progress)
+    return History(**hist)

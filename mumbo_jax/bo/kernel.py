@@ -1,0 +1,238 @@
+"""The decision kernel: pure functions over plain state, shared by both drivers.
+
+A BO run's state is :class:`State`: fixed-size data buffers (padding masked out), the
+number of filled rows, the number of BO steps taken, the size of the initial design and
+the last hyper-parameters. One decision is three compiled stages,
+
+    fit_stage       refit the hyper-parameters (on the steps of :func:`refit_at`, warm
+                    started from the previous ones) and condition on the buffers;
+    gstar_stage     samples of g* (rules with ``uses_gstar``; zeros otherwise);
+    maximise_stage  the rule's proposal (:func:`mumbo_jax.bo.strategies.propose`);
+
+then :func:`observe` appends the evaluation and :func:`incumbent_row` names the
+incumbent. The key of step k is ``fold_in(loop_key, k)`` (:func:`step_keys`), so the
+ask/tell driver and the compiled driver make the same decisions for the same seed.
+
+The stages are separate ``jax.jit`` programs with no host callbacks: the drivers time
+around them, and JAX's persistent compilation cache can keep them. Buffers grow
+geometrically (32, 64, 128, ... rows): a step pays for the data it has, not for the
+largest buffer of the run, and each size compiles once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.bo import optimize, rules, strategies
+from mumbo_jax.bo.incumbent import incumbent
+from mumbo_jax.bo.settings import BOSettings, Task
+from mumbo_jax.gp import fitting, models, posterior
+
+__all__ = [
+    "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
+    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage", "maximise_stage", "incumbent_row", "decide",
+]
+
+MIN_BUFFER = 32
+
+
+class Buffers(NamedTuple):
+    """Fixed-size data buffers: rows with mask 0 are padding."""
+
+    x: jax.Array  # [B, d]
+    z: jax.Array  # [B] fidelities (float; cast to int for discrete models)
+    y: jax.Array  # [B] observations, maximisation convention
+    mask: jax.Array  # [B]
+
+
+class State(NamedTuple):
+    """The kernel's state (plain arrays; a leading seed axis when batched).
+
+    Attributes:
+        buffers: the data so far, the initial design first.
+        n: rows filled.
+        k: BO steps taken (evaluations after the design).
+        n_design: rows that hold the initial design.
+        params: the last hyper-parameters (the warm start of the next fit).
+    """
+
+    buffers: Buffers
+    n: jax.Array
+    k: jax.Array
+    n_design: jax.Array
+    params: dict
+
+
+def buffer_size(n: int, min_buffer: int = MIN_BUFFER) -> int:
+    """Smallest power-of-two buffer (at least ``min_buffer``) holding n + 1 points."""
+    size = min_buffer
+    while size < n + 1:
+        size *= 2
+    return size
+
+
+def pad_buffers(x, z, y, size: int) -> Buffers:
+    """Buffers of ``size`` rows holding ``x [n, d]``, ``z [n]``, ``y [n]`` first (numpy
+    for concrete inputs: eager jnp padding would compile one program per n)."""
+    traced = any(isinstance(a, jax.core.Tracer) for a in (x, z, y))
+    xp = jnp if traced else np
+    n, d = x.shape
+    pad = size - n
+    return Buffers(
+        xp.concatenate([xp.asarray(x, float), xp.zeros((pad, d))]),
+        xp.concatenate([xp.asarray(z, float).reshape(n), xp.zeros(pad)]),
+        xp.concatenate([xp.asarray(y, float).reshape(n), xp.zeros(pad)]),
+        xp.concatenate([xp.ones(n), xp.zeros(pad)]),
+    )
+
+
+def grow(state: State, size: int, axis: int = 0) -> State:
+    """Pad the buffers along their data ``axis`` (1 with a leading seed axis) to ``size``."""
+    def pad(a):
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (0, size - a.shape[axis])
+        return jnp.pad(a, widths)
+
+    return state._replace(buffers=Buffers(*map(pad, state.buffers)))
+
+
+def initial_design(task: Task, key, n_per_fidelity: int | None = None):
+    """The paper's design: ``2 d`` uniform points, each evaluated at every fidelity
+    (a continuous fidelity at its lower bound, midpoint and upper bound).
+
+    Returns:
+        ``(x [n0, d], z [n0])``.
+    """
+    spec = task.spec
+    n = 2 * spec.dim if n_per_fidelity is None else n_per_fidelity
+    b = jnp.asarray(spec.bounds)
+    x = b[:, 0] + (b[:, 1] - b[:, 0]) * jax.random.uniform(key, (n, spec.dim))
+    if spec.discrete:
+        fids = jnp.arange(spec.n_fidelities, dtype=float)
+    else:
+        lo, hi = spec.fidelity_bounds
+        fids = jnp.asarray([lo, 0.5 * (lo + hi), hi])
+    return jnp.tile(x, (fids.shape[0], 1)), jnp.repeat(fids, n)
+
+
+def init(task: Task, x, z, y, n_design: int | None = None, params=None, min_buffer: int = MIN_BUFFER) -> State:
+    """The state after the evaluations ``x [n, d]``, ``z [n]``, ``y [n]`` (the design
+    first; ``n_design`` defaults to all of them), with ``params`` (default: the model's
+    defaults) as the next fit's warm start."""
+    n = x.shape[0]
+    params = models.default_params(task.spec) if params is None else params
+    return State(pad_buffers(x, z, y, buffer_size(n, min_buffer)), jnp.asarray(n, jnp.int32),
+                 jnp.asarray(0, jnp.int32), as_count(n if n_design is None else n_design), as_params(params))
+
+
+def as_params(params: dict) -> dict:
+    """Hyper-parameters as strongly typed float64 arrays: the one jit signature of the
+    stages (weakly typed defaults would compile every stage a second time)."""
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float64), params)
+
+
+def as_count(n):
+    """A row count as the stages take it (int32 scalar)."""
+    return jnp.asarray(n, jnp.int32)
+
+
+def observe(state: State, x, z, y, go=True) -> State:
+    """Append the evaluation ``(x [d], z, y)`` as a BO step (where ``go``; else keep the
+    state). Needs a free row (:func:`grow` first when ``n`` reaches the buffer size)."""
+    b, n = state.buffers, state.n
+    new = state._replace(
+        buffers=Buffers(b.x.at[n].set(x), b.z.at[n].set(jnp.asarray(z, float)), b.y.at[n].set(y),
+                        b.mask.at[n].set(1.0)),
+        n=n + 1, k=state.k + 1)
+    return jax.tree_util.tree_map(lambda a, o: jnp.where(go, a, o), new, state)
+
+
+def step_keys(loop_key, k):
+    """Keys of BO step k (fit, g*, maximisation), the same in both loops."""
+    return jax.random.split(jax.random.fold_in(loop_key, k), 3)
+
+
+def refit_at(settings: BOSettings, k):
+    """Whether BO step ``k`` refits the hyper-parameters (the same rule in both loops)."""
+    return k % settings.refit_every == 0
+
+
+def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
+              refit=True) -> posterior.Posterior:
+    """Refit hyper-parameters (warm start from ``params``; skipped when ``refit`` is
+    False, see :func:`refit_at`) and condition on the buffers.
+
+    Compiled per (fit_restarts, fit_max_iter) only: every rule shares the program."""
+    return _fit(settings.fit_restarts, settings.fit_max_iter, task, buffers, params, key, refit)
+
+
+@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter"))
+def _fit(n_restarts, max_iter, task, buffers, params, key, refit):
+    spec = task.spec
+    scaling = models.make_scaling(spec, buffers.y, buffers.mask)
+
+    def refit_params(params):
+        inits = fitting.restart_inits(spec, key, n_restarts, first=params)
+        best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
+                                      max_iter, 1e-5)
+        return best
+
+    params = jax.tree_util.tree_map(jnp.asarray, params)
+    best = jax.lax.cond(refit, refit_params, lambda p: p, params)
+    return posterior.condition(spec, best, buffers.x, buffers.z, buffers.y, buffers.mask, scaling)
+
+
+def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key):
+    """``[n_gstar]`` samples of g* for rules that use them; zeros for the others.
+    Compiled per sampler settings only."""
+    n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
+    return _gstar(rules.rule_for(settings).uses_gstar, settings.n_gstar, settings.gstar_method, n_grid, task, post,
+                  key)
+
+
+@functools.partial(jax.jit, static_argnames=("uses_gstar", "n_gstar", "method", "n_grid"))
+def _gstar(uses_gstar, n_gstar, method, n_grid, task, post, key):
+    if not uses_gstar:
+        return jnp.zeros(n_gstar)
+    return maxvalue.sample_gstar(key, post, task.target, n_gstar, method, n_grid)
+
+
+def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
+                   n_design=None) -> optimize.Proposal:
+    """The rule's choice of the next (x, z) (:func:`mumbo_jax.bo.strategies.propose`);
+    ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost;
+    ``n_design``: the rows of the buffers that hold the initial design.
+
+    Compiled per decision settings only: settings that differ in the fit or the g*
+    sampler share the program."""
+    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, refit_every=1, gstar_method="gumbel",
+                                   gstar_grid=None)
+    return _maximise(decision, task, post, gstar, key, cost, n_design)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _maximise(settings, task, post, gstar, key, cost, n_design):
+    return strategies.propose(settings, task, post, gstar, key, cost, n_design)
+
+
+@jax.jit
+def incumbent_row(task: Task, post: posterior.Posterior):
+    """``(row, mean)``: the buffer row of the evaluated x with the best posterior mean of
+    g, and that mean (:func:`mumbo_jax.bo.incumbent.incumbent`)."""
+    return incumbent(post, task.target)
+
+
+def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):
+    """One decision from ``state`` without timing: ``(posterior, proposal)``."""
+    k_fit, k_gstar, k_max = step_keys(loop_key, state.k)
+    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k))
+    gstar = gstar_stage(settings, task, post, k_gstar)
+    # cost passed positionally as in the drivers: jit keys on how arguments are passed
+    return post, maximise_stage(settings, task, post, gstar, k_max, cost, state.n_design)

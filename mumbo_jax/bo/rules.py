@@ -1,0 +1,324 @@
+"""Decision rules as records (blackjax style), registered in one table.
+
+A :class:`Rule` says what a BO strategy does, in one place:
+
+* ``acquisition(ctx)``: the score it maximises, ``alpha(x [M, d], z [M]) -> [M]`` as a
+  ``jax.tree_util.Partial`` built from a :class:`Context` (posterior, g*, key, ...);
+* ``space``: over which fidelities that score is maximised, ``"all"`` or
+  ``"target"`` (the target fidelity only);
+* ``uses_gstar``: whether it needs samples of the max value g*;
+* ``second_stage``: for two-stage rules (MT-EI, MF-GP-UCB, BOCA) the function that,
+  given the x of the first stage, chooses the fidelity;
+* ``kinds``: the fidelity kinds it supports (``"discrete"``, ``"continuous"``);
+* ``single_target``: whether g must be one fidelity (rules that evaluate the target
+  itself, or whose fidelity rule compares against it);
+* ``replays_history``: whether the rule adapts to its own BO evaluations (it then needs
+  the initial design's size, carried explicitly by the drivers);
+* ``gain``: MUMBO's gain path by default, ``"table"`` (bicubic table filled by Simpson's
+  rule) or ``"simpson"`` (direct vmapped Simpson quadrature, the reference path);
+  ``None`` for rules without one.
+
+:data:`RULES` maps names to records; the loops, the config checks and ``compare`` read
+it. :data:`STRATEGIES`, :data:`USES_GSTAR`, :data:`TARGET_ONLY`, :data:`DISCRETE_ONLY`
+and :data:`CONTINUOUS_ONLY` are derived from it.
+
+Sources of the baselines are in :mod:`mumbo_jax.acquisition.baselines`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from mumbo_jax.acquisition import acquisitions, baselines
+from mumbo_jax.bo import optimize
+from mumbo_jax.bo.incumbent import incumbent
+from mumbo_jax.gp import posterior
+
+__all__ = [
+    "Context", "Rule", "RULES", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
+    "GAINS", "FIDELITY_GRID", "MTBO_POOL", "check_rule", "check_rule_for_task", "rule_for", "target_space",
+    "mumbo_alpha", "mumbo_alpha_simpson", "mes_alpha", "random_alpha", "bo_evaluations",
+    "mt_ei_fidelity", "mf_gp_ucb_fidelity", "boca_fidelity",
+]
+
+GAINS = ("table", "simpson")
+# grid of a continuous fidelity for the two-stage rules' fidelity choice
+FIDELITY_GRID = 64
+# uniform pool from which MTBO draws its representer points (in proportion to EI)
+MTBO_POOL = 2000
+SIMPSON_NODES = 101  # graded Simpson nodes of the direct MUMBO gain (~1e-7 from quad)
+
+
+class Context(NamedTuple):
+    """What a rule sees when it decides (inside the compiled decision).
+
+    Attributes:
+        settings: :class:`mumbo_jax.bo.settings.BOSettings` (static).
+        task: :class:`mumbo_jax.bo.settings.Task` (model, target, fidelity space).
+        post: the posterior fitted to the data so far.
+        gstar: ``[N]`` samples of g* (zeros for rules without g*).
+        key: PRNG key of the maximiser.
+        n_design: scalar int, the number of buffer rows (the first ones) that hold the
+            initial design (rules that replay their own history skip them), or None.
+        cost: a learned cost ``c(x [M, d], z [M]) -> [M]`` or None (the task's known
+            cost).
+    """
+
+    settings: Any
+    task: Any
+    post: posterior.Posterior
+    gstar: jax.Array
+    key: jax.Array
+    n_design: jax.Array
+    cost: Callable | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One decision rule (see the module docstring for the fields)."""
+
+    name: str
+    acquisition: Callable[[Context], Callable]
+    space: str = "all"
+    uses_gstar: bool = False
+    second_stage: Callable | None = None
+    kinds: tuple = ("discrete", "continuous")
+    single_target: bool = False
+    replays_history: bool = False
+    gain: str | None = None
+    summary: str = ""
+
+    def __post_init__(self):
+        if self.space not in ("all", "target"):
+            raise ValueError(f"rule {self.name!r}: space must be 'all' or 'target', got {self.space!r}")
+        if not set(self.kinds) <= {"discrete", "continuous"} or not self.kinds:
+            raise ValueError(f"rule {self.name!r}: kinds must be among ('discrete', 'continuous')")
+        if self.gain is not None and self.gain not in GAINS:
+            raise ValueError(f"rule {self.name!r}: gain must be one of {GAINS} or None")
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def mumbo_alpha(post, target, gstar, x, z):
+    """MUMBO's gain ``[M]`` at inputs ``x [M, d]`` and fidelities ``z [M]`` (table path)."""
+    m = posterior.joint_moments(post, x, z, target)
+    return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
+
+
+def mumbo_alpha_simpson(post, target, gstar, x, z):
+    """MUMBO's gain ``[M]`` by direct vmapped Simpson quadrature (the reference path)."""
+    m = posterior.joint_moments(post, x, z, target)
+    return acquisitions.mumbo_gain_simpson(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar, n_nodes=SIMPSON_NODES)
+
+
+def mes_alpha(post, target, gstar, x, z):
+    """MES gain ``[M]`` of observing g itself at ``x [M, d]`` (z is ignored)."""
+    mu, var = posterior.target_moments(post, x, target)
+    return acquisitions.mes_gain(mu, var, gstar)
+
+
+def random_alpha(key, x, z):
+    """i.i.d. uniform scores: the maximiser's best random candidate is a uniform draw."""
+    u = jax.random.uniform(jax.random.fold_in(key, 0), x.shape[:1])
+    return u + 0.0 * jnp.sum(x, axis=-1)
+
+
+def _beta(ctx: Context):
+    """The UCB coefficient: ``settings.ucb_beta`` or Kandasamy et al.'s 0.2 d log(2 t),
+    t = the number of observations."""
+    if ctx.settings.ucb_beta is not None:
+        return jnp.asarray(ctx.settings.ucb_beta, float)
+    return baselines.ucb_beta(ctx.task.spec.dim, baselines.n_observations(ctx.post))
+
+
+def _eta(ctx: Context):
+    """EI's threshold: the incumbent's posterior mean of g."""
+    return incumbent(ctx.post, ctx.task.target)[1]
+
+
+def _mumbo(ctx: Context):
+    path = mumbo_alpha_simpson if ctx.settings.gain == "simpson" else mumbo_alpha
+    return jax.tree_util.Partial(path, ctx.post, ctx.task.target, ctx.gstar)
+
+
+def _mes(ctx: Context):
+    return jax.tree_util.Partial(mes_alpha, ctx.post, ctx.task.target, ctx.gstar)
+
+
+def _random(ctx: Context):
+    return jax.tree_util.Partial(random_alpha, ctx.key)
+
+
+def _ei(ctx: Context):
+    return jax.tree_util.Partial(baselines.ei_alpha, ctx.post, ctx.task.target, _eta(ctx))
+
+
+def _ucb(ctx: Context):
+    return jax.tree_util.Partial(baselines.ucb_alpha, ctx.post, ctx.task.target, _beta(ctx))
+
+
+def _mtbo(ctx: Context):
+    s = ctx.settings
+    state = baselines.mtbo_state(jax.random.fold_in(ctx.key, 11), ctx.post, ctx.task.target, s.mtbo_representers,
+                                 s.mtbo_samples, s.mtbo_fantasies, MTBO_POOL)
+    return jax.tree_util.Partial(baselines.mtbo_alpha, ctx.post, ctx.task.target, state)
+
+
+def _target_index(ctx: Context) -> int:
+    return int(ctx.task.target_z[0])
+
+
+def _mf_gp_ucb_thresholds(ctx: Context):
+    return baselines.mf_gp_ucb_thresholds(ctx.post, ctx.task.space.n_fidelities, _target_index(ctx))
+
+
+def _mf_gp_ucb(ctx: Context):
+    zeta, _ = _mf_gp_ucb_thresholds(ctx)
+    return jax.tree_util.Partial(baselines.mf_gp_ucb_alpha, ctx.post, zeta, _beta(ctx))
+
+
+# --------------------------------------------------------------------------- second stages
+
+
+def bo_evaluations(post: posterior.Posterior, n_design):
+    """``[B]`` bool: buffer rows that are BO evaluations. Both loops fill the buffers in
+    order, the ``n_design`` rows of the initial design first, so the rules that adapt to
+    their own history can replay it."""
+    return (jnp.arange(post.mask.shape[0]) >= n_design) & (post.mask > 0)
+
+
+def _fidelity_choices(task):
+    """Fidelities a second stage chooses from: every discrete one, or a grid of a
+    continuous one (target included)."""
+    space = task.space
+    if space.n_fidelities is not None:
+        return space.fidelities
+    lo, hi = space.bounds
+    return jnp.concatenate([jnp.linspace(lo, hi, FIDELITY_GRID), jnp.asarray(task.target_z[:1], float)])
+
+
+def _costs_at(ctx: Context, x, zs):
+    """Cost of querying ``x [d]`` at each of ``zs [G]`` (learned c(x, z) or known c(z))."""
+    if ctx.cost is not None:
+        return ctx.cost(jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs)
+    return ctx.task.space.cost(zs)
+
+
+def _sd_at(post, x, zs):
+    _, var = posterior.predict(post, jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs)
+    return jnp.sqrt(var)
+
+
+def mt_ei_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
+    """MT-EI (Swersky et al. 2013): at the first stage's x, the fidelity with the largest
+    EI_z(x) / cost(z), EI_z over the best posterior mean of f(., z) at the evaluated x."""
+    post, x = ctx.post, first.x
+    zs = _fidelity_choices(ctx.task)
+    costs = _costs_at(ctx, x, zs)
+    etas = jax.vmap(lambda z: baselines.fidelity_incumbent(post, z))(zs)
+    ei = baselines.fidelity_ei(post, jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs, etas)
+    i = jnp.argmax(ei / costs)
+    return optimize.Proposal(x, zs[i], ei[i] / costs[i], ei[i])
+
+
+def mf_gp_ucb_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
+    """MF-GP-UCB (Kandasamy et al. 2016): the cheapest fidelity whose sqrt(beta) sd at x
+    exceeds its threshold gamma, the thresholds escalated by replaying the run's own
+    BO evaluations (:func:`mumbo_jax.acquisition.baselines.mf_gp_ucb_gamma_exponents`)."""
+    post, task, x = ctx.post, ctx.task, first.x
+    target = _target_index(ctx)
+    zs = _fidelity_choices(task)
+    costs = _costs_at(ctx, x, zs)
+    _, gamma = _mf_gp_ucb_thresholds(ctx)
+    e = baselines.mf_gp_ucb_gamma_exponents(post.z, bo_evaluations(post, ctx.n_design),
+                                            task.space.cost(task.space.fidelities), target)
+    gamma = gamma * jnp.power(5.0, e)
+    i = baselines.mf_gp_ucb_fidelity(_sd_at(post, x, zs), _beta(ctx), gamma, costs, target)
+    return optimize.Proposal(x, i.astype(zs.dtype), first.alpha / costs[i], first.alpha)
+
+
+def boca_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
+    """BOCA (Kandasamy et al. 2017): the cheapest z on a grid whose sd, information gap and
+    cost pass BOCA's tests, the threshold coefficient replayed from the run's history
+    (:func:`mumbo_jax.acquisition.baselines.boca_coefficient`); else the target."""
+    post, task, x = ctx.post, ctx.task, first.x
+    zs = _fidelity_choices(task)
+    costs = _costs_at(ctx, x, zs)
+    z0 = jnp.asarray(task.target_z[0], float)
+    xi = baselines.prior_information_gap(post, x, zs, z0)
+    c0 = _costs_at(ctx, x, z0[None])[0]
+    zt = posterior.internal_target(post, task.target)[0]
+    coeff = baselines.boca_coefficient(jnp.abs(post.z - zt) < 1e-9, bo_evaluations(post, ctx.n_design))
+    z = baselines.boca_fidelity(zs, _sd_at(post, x, zs), xi, costs, c0, _beta(ctx), baselines.data_range(post),
+                                baselines.boca_exponent(task.spec.dim), z0, coeff)
+    i = jnp.argmin(jnp.abs(zs - z))
+    return optimize.Proposal(x, z, first.alpha / costs[i], first.alpha)
+
+
+# --------------------------------------------------------------------------- the table
+
+RULES: dict[str, Rule] = {r.name: r for r in (
+    Rule("mumbo", _mumbo, "all", uses_gstar=True, gain="table",
+         summary="MUMBO's information gain about g* per unit cost, over X x Z"),
+    Rule("mes", _mes, "target", uses_gstar=True, single_target=True,
+         summary="max-value entropy search at the target fidelity"),
+    Rule("random", _random, "target", single_target=True, summary="uniform x at the target fidelity"),
+    Rule("ei", _ei, "target", single_target=True, summary="expected improvement of g at the target"),
+    Rule("ucb", _ucb, "target", single_target=True, summary="GP-UCB of g at the target"),
+    Rule("mt_ei", _ei, "target", second_stage=mt_ei_fidelity,
+         summary="Swersky et al.: x by EI of g, then the fidelity with the largest EI_z(x) per unit cost"),
+    Rule("mf_gp_ucb", _mf_gp_ucb, "target", second_stage=mf_gp_ucb_fidelity, kinds=("discrete",),
+         single_target=True, replays_history=True, summary="Kandasamy et al. (2016): discrete fidelities"),
+    Rule("boca", _ucb, "target", second_stage=boca_fidelity, kinds=("continuous",), single_target=True,
+         replays_history=True, summary="Kandasamy et al. (2017): a continuous fidelity"),
+    Rule("mtbo", _mtbo, "all", summary="entropy search over the optimum's location per unit cost, over X x Z"),
+)}
+
+STRATEGIES = tuple(RULES)
+USES_GSTAR = tuple(n for n, r in RULES.items() if r.uses_gstar)
+TARGET_ONLY = tuple(n for n, r in RULES.items() if r.space == "target" and r.second_stage is None)
+DISCRETE_ONLY = tuple(n for n, r in RULES.items() if r.kinds == ("discrete",))
+CONTINUOUS_ONLY = tuple(n for n, r in RULES.items() if r.kinds == ("continuous",))
+
+
+def check_rule(name: str, discrete: bool) -> Rule:
+    """The record of strategy ``name``; ValueError (one line) if it does not exist or
+    does not support the problem's kind of fidelity."""
+    if name not in RULES:
+        raise ValueError(f"unknown strategy {name!r}; allowed: {', '.join(STRATEGIES)}")
+    rule = RULES[name]
+    kind = "discrete" if discrete else "continuous"
+    if kind not in rule.kinds:
+        need = "discrete fidelities" if rule.kinds == ("discrete",) else "a continuous fidelity"
+        has = "discrete fidelities" if discrete else "a continuous fidelity"
+        raise ValueError(f"strategy {name!r} needs {need}; problem has {has}")
+    return rule
+
+
+def check_rule_for_task(name: str, task) -> Rule:
+    """:func:`check_rule` for a :class:`mumbo_jax.bo.settings.Task`, plus the target: a
+    rule with ``single_target`` needs g to be one fidelity (not FASTCV's mean)."""
+    rule = check_rule(name, task.spec.discrete)
+    if rule.single_target and len(task.target_z) != 1:
+        raise ValueError(f"strategy {name!r} needs the target to be one fidelity; this target combines "
+                         f"{len(task.target_z)} (use 'mumbo', 'mt_ei' or 'mtbo')")
+    return rule
+
+
+def rule_for(settings) -> Rule:
+    """The record of ``settings.strategy`` with ``settings.gain`` applied (None keeps
+    the rule's default gain path)."""
+    rule = RULES[settings.strategy]
+    gain = getattr(settings, "gain", None)
+    return rule if gain is None else dataclasses.replace(rule, gain=gain)
+
+
+def target_space(task) -> optimize.FidelitySpace:
+    """The task's fidelity space restricted to its target fidelity (the first one of a
+    combined target: the two-stage rules' first stage ignores z)."""
+    return optimize.restrict(task.space, task.target_z[0])

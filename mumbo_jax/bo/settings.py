@@ -1,0 +1,132 @@
+"""What a BO run is: the decision rule's settings and the task it optimises.
+
+:class:`BOSettings` (static, hashable: one compiled program per settings) and
+:class:`Task` (the model over X x Z, the target g and the fidelity space with its
+costs), bundled and checked by :func:`make_task`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.bo import optimize, rules
+from mumbo_jax.gp import models, posterior
+
+__all__ = ["BOSettings", "Task", "make_task"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BOSettings:
+    """Static settings of the decision rule.
+
+    Attributes:
+        strategy: a name in :data:`mumbo_jax.bo.rules.RULES`: ``"mumbo"``
+            (multi-fidelity, the default), ``"mes"`` (max-value entropy search at the
+            target only), ``"random"`` (uniform x at the target), or a baseline of
+            :mod:`mumbo_jax.acquisition.baselines` (``"ei"``, ``"ucb"``, ``"mt_ei"``,
+            ``"mf_gp_ucb"``, ``"boca"``, ``"mtbo"``).
+        gain: MUMBO's gain path, ``"table"`` (the fast default) or ``"simpson"``
+            (direct vmapped Simpson quadrature, the reference); None: the rule's own
+            default. Only for rules with a gain path (``"mumbo"``).
+        n_gstar: samples of g* per step.
+        gstar_method: ``"gumbel"`` or ``"exact"``.
+        gstar_grid: random grid size for g* (None: the sampler's default, 10,000 d).
+        n_candidates: random candidates scored per fidelity.
+        n_starts: best candidates polished by projected Adam (at most n_candidates).
+        n_polish_steps: Adam steps per start.
+        learning_rate: Adam step on the unit cube.
+        fit_restarts: L-BFGS starts per refit (previous params, defaults, random). The
+            refit dominates a step's cost inside the compiled loop; the warm start from
+            the previous step usually converges in a few iterations.
+        fit_max_iter: L-BFGS iterations per start.
+        refit_every: refit the hyper-parameters at BO steps k with
+            ``k % refit_every == 0``; the steps between condition on all the data with the
+            previous hyper-parameters (one Cholesky). 1 (the default) refits every step;
+            long runs with hundreds of observations use 10-25, where a refit costs
+            seconds and the hyper-parameters barely move from step to step.
+        ucb_beta: UCB coefficient of ``"ucb"``, ``"mf_gp_ucb"`` and ``"boca"`` (None:
+            Kandasamy et al.'s 0.2 d log(2 t), t = observations so far).
+        mtbo_samples: ``"mtbo"``: Monte Carlo samples of g at the representer points
+            (the paper's MTBO-N).
+        mtbo_representers: ``"mtbo"``: representer points (drawn in proportion to EI).
+        mtbo_fantasies: ``"mtbo"``: Gauss-Hermite nodes over the fantasised observation.
+    """
+
+    strategy: str = "mumbo"
+    n_gstar: int = 10
+    gstar_method: str = "gumbel"
+    gstar_grid: int | None = None
+    n_candidates: int = 2000
+    n_starts: int = 8
+    n_polish_steps: int = 40
+    learning_rate: float = 0.03
+    fit_restarts: int = 2
+    fit_max_iter: int = 50
+    refit_every: int = 1
+    ucb_beta: float | None = None
+    mtbo_samples: int = 50
+    mtbo_representers: int = 50
+    mtbo_fantasies: int = 5
+    gain: str | None = None
+
+    def __post_init__(self):
+        if self.strategy not in rules.RULES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; allowed: {rules.STRATEGIES}")
+        if self.gstar_method not in maxvalue.GSTAR_METHODS:
+            raise ValueError(f"unknown gstar_method {self.gstar_method!r}; allowed: {maxvalue.GSTAR_METHODS}")
+        for name in ("n_gstar", "n_candidates", "n_starts", "n_polish_steps", "fit_restarts", "fit_max_iter",
+                     "refit_every", "mtbo_samples", "mtbo_representers", "mtbo_fantasies"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.ucb_beta is not None and not (isinstance(self.ucb_beta, (int, float))
+                                              and not isinstance(self.ucb_beta, bool)
+                                              and 0 <= self.ucb_beta < float("inf")):
+            raise ValueError(f"ucb_beta must be a finite number >= 0 or None, got {self.ucb_beta!r}")
+        optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
+        if self.strategy == "mtbo" and self.mtbo_representers > rules.MTBO_POOL:
+            raise ValueError(f"mtbo_representers must be <= {rules.MTBO_POOL}, got {self.mtbo_representers}")
+        if self.gain is not None:
+            if self.gain not in rules.GAINS:
+                raise ValueError(f"unknown gain {self.gain!r}; allowed: {rules.GAINS}")
+            if rules.RULES[self.strategy].gain is None:
+                raise ValueError(f"strategy {self.strategy!r} has no gain path; gain applies to 'mumbo' only")
+
+
+@functools.partial(jax.tree_util.register_dataclass, data_fields=["space"],
+                   meta_fields=["spec", "target_z", "target_w"])
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """What is optimised: the model over X x Z, the target g and the fidelity space.
+
+    Attributes:
+        spec: the GP model (its bounds are the search box).
+        target_z, target_w: the :class:`mumbo_jax.gp.posterior.Target` as tuples (static).
+        space: :class:`mumbo_jax.bo.optimize.FidelitySpace` with the cost model.
+    """
+
+    spec: models.ModelSpec
+    target_z: tuple
+    target_w: tuple
+    space: optimize.FidelitySpace
+
+    @property
+    def target(self) -> posterior.Target:
+        return posterior.Target(jnp.asarray(self.target_z), jnp.asarray(self.target_w))
+
+
+def make_task(spec: models.ModelSpec, target: posterior.Target, space: optimize.FidelitySpace) -> Task:
+    """Bundle a model, a target and a fidelity space (checked for consistency)."""
+    posterior.check_target(spec, target)
+    if spec.discrete != (space.n_fidelities is not None):
+        raise ValueError("a discrete model needs discrete fidelities and a continuous model a continuous one")
+    if spec.discrete and space.n_fidelities != spec.n_fidelities:
+        raise ValueError(f"the model has {spec.n_fidelities} fidelities but the cost model {space.n_fidelities}")
+    z = tuple(np.asarray(target.z).tolist())
+    return Task(spec, z, tuple(float(w) for w in np.asarray(target.weights)), space)
