@@ -16,6 +16,8 @@ using the library (the CLI does it for you).
 """
 
 from mumbo_jax.acquisition.acquisitions import cost_weighted, mes_gain, mumbo_gain
+from mumbo_jax.acquisition.fantasy import kriging_believer_batch, kriging_believer_gain, pending_moments
+from mumbo_jax.acquisition.gibbon import gibbon_batch, gibbon_batch_gain, gibbon_quality
 from mumbo_jax.acquisition.maxvalue import exact_max_samples, gumbel_max_samples, sample_gstar
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import Benchmark, History, run_compiled
@@ -27,11 +29,13 @@ from mumbo_jax.gp.fitting import fit, fit_params, neg_log_marginal
 from mumbo_jax.gp.models import (
     ModelSpec,
     ar1_model,
+    basis_model,
     default_params,
     fabolas_model,
     icm_model,
     product_model,
 )
+from mumbo_jax.gp.precision import PrecisionError, require_x64
 from mumbo_jax.gp.posterior import (
     Moments,
     Posterior,
@@ -51,12 +55,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     # gp
-    "ModelSpec", "icm_model", "ar1_model", "product_model", "fabolas_model", "default_params",
+    "ModelSpec", "icm_model", "ar1_model", "product_model", "fabolas_model", "basis_model", "default_params",
+    "PrecisionError", "require_x64",
     "fit", "fit_params", "neg_log_marginal",
     "Posterior", "Moments", "Target", "condition", "predict", "joint_moments", "joint_moments_fidelities",
     "target_moments", "target_joint", "target_fidelity", "target_value", "task_mean",
     # acquisition
     "sample_gstar", "gumbel_max_samples", "exact_max_samples", "mumbo_gain", "mes_gain", "cost_weighted",
+    "gibbon_batch", "gibbon_batch_gain", "gibbon_quality", "kriging_believer_batch", "kriging_believer_gain",
+    "pending_moments",
     # bo
     "FidelitySpace", "Proposal", "discrete_fidelities", "continuous_fidelity", "maximise",
     "Task", "make_task", "BOSettings", "AskTell", "run_compiled", "Benchmark", "History", "StepClock",

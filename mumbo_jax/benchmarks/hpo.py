@@ -27,6 +27,11 @@ import time
 import numpy as np
 from scipy import ndimage
 
+__all__ = [
+    "SVM_BOUNDS", "MIN_FRACTION", "PAPER_FRACTIONS", "GBM_BOUNDS", "Split", "SubsetSVM", "KFoldObjective",
+    "nudge", "digits_split", "subset_design", "fastcv_svm", "fastcv_gbm",
+]
+
 SVM_BOUNDS = ((-10.0, 10.0), (-10.0, 10.0))  # log2 C, log2 gamma (FABOLAS' ranges)
 MIN_FRACTION = 1.0 / 64.0
 PAPER_FRACTIONS = (1 / 64, 1 / 32, 1 / 16, 1 / 8)  # FABOLAS' initial design
