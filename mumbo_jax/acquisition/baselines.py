@@ -397,22 +397,16 @@ def robust_cholesky(cov):
 # --------------------------------------------------------------------------- on a posterior
 
 
-def _eval_x(post):
-    """Evaluated inputs in the units of the box, ``[n, d]``."""
-    return post.scaling.x_lower + post.scaling.x_width * post.x
-
-
 def incumbent_value(post, target):
     """The best posterior mean of g at an evaluated x (EI's incumbent)."""
     require_x64("calling incumbent_value")
-    mu, _ = posterior.target_moments(post, _eval_x(post), target)
-    return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
+    return posterior.incumbent(post, target)[1]
 
 
 def fidelity_incumbent(post, z):
     """The best posterior mean of f(., z) at the evaluated x (MT-EI's per-fidelity eta)."""
     require_x64("calling fidelity_incumbent")
-    x = _eval_x(post)
+    x = posterior.evaluated_inputs(post)
     mu, _ = posterior.predict(post, x, jnp.full(x.shape[0], z))
     return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
 
@@ -447,7 +441,7 @@ def data_range(post):
     """Range of the posterior means at the evaluated (x, z): a noise-free stand-in for
     the range of the observations (the posterior does not keep y)."""
     require_x64("calling data_range")
-    mu, _ = posterior.predict(post, _eval_x(post), _raw_z(post))
+    mu, _ = posterior.predict(post, posterior.evaluated_inputs(post), _raw_z(post))
     lo = jnp.min(jnp.where(post.mask > 0, mu, jnp.inf))
     hi = jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
     return jnp.maximum(hi - lo, 1e-12 * post.scaling.y_scale)
@@ -463,7 +457,7 @@ def mf_gp_ucb_thresholds(post, n_fidelities: int, target: int = 0):
     """MF-GP-UCB's ``(zeta [F], gamma [F])`` from the posterior: zeta_m = 2 max over the
     evaluated x of |mu_target - mu_m| (0 at the target), gamma_m = 0.01 range(y)."""
     require_x64("calling mf_gp_ucb_thresholds")
-    x = _eval_x(post)
+    x = posterior.evaluated_inputs(post)
     n = x.shape[0]
     mus = jnp.stack([posterior.predict(post, x, jnp.full(n, f))[0] for f in range(n_fidelities)])
     gap = jnp.max(jnp.where(post.mask > 0, jnp.abs(mus - mus[target]), 0.0), axis=1)

@@ -342,7 +342,7 @@ def fantasize(post: Posterior, x_pending, z_pending) -> Posterior:
     xp, zp = models.check_inputs(post.spec, x_pending, z_pending, "x_pending", "z_pending")
     y_std = _training_values(post)
     sc = post.scaling
-    x_raw = sc.x_lower + sc.x_width * post.x
+    x_raw = posterior.evaluated_inputs(post)
     y_raw = jnp.where(post.mask > 0, y_std * sc.y_scale + sc.y_mean, 0.0)
     y_p, _ = posterior.predict(post, xp, zp)
     x_all = jnp.concatenate([x_raw, xp.astype(x_raw.dtype)])

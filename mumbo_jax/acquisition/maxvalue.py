@@ -433,8 +433,7 @@ def gstar_floor(post, target):
     posterior mean of g at the evaluated points plus 5 sd of the largest noise variance."""
     require_x64("calling gstar_floor")
     posterior.check_target(post.spec, target)
-    sc = post.scaling
-    mu_eval, _ = posterior.target_moments(post, sc.x_lower + sc.x_width * post.x, target)
+    mu_eval, _ = posterior.target_moments(post, posterior.evaluated_inputs(post), target)
     return _floor(post, mu_eval)
 
 
@@ -442,7 +441,7 @@ def gstar_floor(post, target):
 def _sample_gstar(key, post, target, n_samples, method, n_grid):
     grid_key, sample_key = jax.random.split(key)
     sc = post.scaling
-    x_eval = sc.x_lower + sc.x_width * post.x  # evaluated points back in raw units
+    x_eval = posterior.evaluated_inputs(post)
     u = jax.random.uniform(grid_key, (n_grid, post.x.shape[1]), post.x.dtype)
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":

@@ -35,7 +35,7 @@ from mumbo_jax.gp.precision import require_x64
 __all__ = [
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
     "masked_gp", "standardise", "condition", "internal_target", "check_target", "target_part", "joint_moments",
-    "joint_moments_fidelities", "target_moments", "target_joint", "predict",
+    "joint_moments_fidelities", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
 ]
 
 _VAR_FLOOR = 1e-12  # standardised units: round-off can make a posterior variance <= 0
@@ -377,3 +377,23 @@ def predict(post: Posterior, x, z):
     require_x64("calling posterior.predict")
     x, z = models.check_inputs(post.spec, x, z)
     return _predict(post, x, z)
+
+
+# --------------------------------------------------------------------------- the incumbent
+
+
+def evaluated_inputs(post: Posterior):
+    """``[n, d]`` the training inputs in the units of the search box (the posterior keeps
+    them on the unit cube); padding rows included (``post.mask`` marks them)."""
+    return post.scaling.x_lower + post.scaling.x_width * post.x
+
+
+def incumbent(post: Posterior, target: Target):
+    """``(index, value)``: the training row with the best posterior mean of g (padding
+    excluded) and that mean, in the units of y. The one copy of the incumbent: the BO
+    loops record it, EI / MT-EI / MTBO use its value as their threshold, and the g*
+    floor starts from it."""
+    mu, _ = target_moments(post, evaluated_inputs(post), target)
+    mu = jnp.where(post.mask > 0, mu, -jnp.inf)
+    i = jnp.argmax(mu)
+    return i, mu[i]

@@ -113,7 +113,7 @@ def _error(message) -> int:
 def list_text() -> str:
     """What ``mumbo-jax list`` prints."""
     from mumbo_jax.benchmarks import problems
-    from mumbo_jax.bo import strategies
+    from mumbo_jax.bo import rules
     from mumbo_jax.run import config
 
     lines = ["problems (fidelity 0 / the upper bound is the target):"]
@@ -127,10 +127,9 @@ def list_text() -> str:
         lines.append(f"  {p.name:<18} d={p.dim}  {fid}; {'max' if p.maximise else 'min'}imised, "
                      f"optimum {p.optimum_value:g}")
     lines.append("strategies (fidelity kinds they support):")
-    for s in strategies.STRATEGIES:
-        kinds = ("discrete only" if s in strategies.DISCRETE_ONLY else
-                 "continuous only" if s in strategies.CONTINUOUS_ONLY else "discrete and continuous")
-        target = ", queries the target only" if s in strategies.TARGET_ONLY else ""
+    for s, rule in rules.RULES.items():
+        kinds = " and ".join(rule.kinds) + (" only" if len(rule.kinds) == 1 else "")
+        target = ", queries the target only" if s in rules.TARGET_ONLY else ""
         lines.append(f"  {s:<10} {kinds}{target}")
     lines.append("compare presets (labels for [compare] strategies):")
     for label, preset in config.STRATEGY_PRESETS.items():

@@ -33,7 +33,7 @@ from typing import Any, Mapping
 
 from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.benchmarks import problems
-from mumbo_jax.bo import strategies
+from mumbo_jax.bo import rules
 from mumbo_jax.bo.loop import BOSettings
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections
 
@@ -104,7 +104,7 @@ _OUT = Field("out", str, "Output folder; default runs/<config file stem>.")
 RUN = Section("run", "One strategy on one benchmark over seeds 0 .. seeds-1.", (
     _PROBLEM, _BUDGET,
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
-          default="mumbo", choices=strategies.STRATEGIES),
+          default="mumbo", choices=rules.STRATEGIES),
     Field("seeds", int, "Runs with seeds 0 .. seeds-1 (a seed fixes the initial design).", default=1, low=1),
     _MAX_EVALS, _MODEL, _RANK, _OUT), required=True)
 
@@ -139,12 +139,12 @@ def _failer(source):
 
 
 def strategy_misfit(strategy: str, discrete: bool) -> str | None:
-    """Why ``strategy`` cannot run on this kind of fidelity (``None``: it can)."""
-    if strategy in strategies.DISCRETE_ONLY and not discrete:
-        return "needs discrete fidelities"
-    if strategy in strategies.CONTINUOUS_ONLY and discrete:
-        return "needs a continuous fidelity"
-    return None
+    """Why ``strategy`` cannot run on this kind of fidelity (``None``: it can), from its
+    record in :data:`mumbo_jax.bo.rules.RULES`."""
+    kinds = rules.RULES[strategy].kinds
+    if ("discrete" if discrete else "continuous") in kinds:
+        return None
+    return "needs discrete fidelities" if kinds == ("discrete",) else "needs a continuous fidelity"
 
 
 def check_acquisition(table: Mapping, strategy: str, fail, where: str = "[acquisition]") -> tuple[dict, BOSettings]:
@@ -157,8 +157,6 @@ def check_acquisition(table: Mapping, strategy: str, fail, where: str = "[acquis
         settings = BOSettings(strategy=strategy, **given)
     except (TypeError, ValueError) as e:  # BOSettings' own checks
         fail(f"{where} {e}")
-    if settings.n_starts > settings.n_candidates:
-        fail(f"{where} n_starts ({settings.n_starts}) must be <= n_candidates ({settings.n_candidates})")
     return given, settings
 
 
@@ -280,7 +278,7 @@ COMPARE = Section("compare", "Several strategies on one benchmark over the same 
 STRATEGY_TABLE = Section("strategies.<label>", "Defines or overrides a label: strategy (required unless the label "
                          "is a preset) plus any [acquisition] key. A label's settings are the defaults, then "
                          "[acquisition], then the preset, then its table.", (
-    Field("strategy", str, "The decision rule.", choices=strategies.STRATEGIES),))
+    Field("strategy", str, "The decision rule.", choices=rules.STRATEGIES),))
 COMPARE_SECTIONS = (COMPARE, ACQUISITION, STRATEGY_TABLE)
 
 
@@ -353,7 +351,7 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
         table = dict(tables.get(label, {}))
         strategy = table.pop("strategy", STRATEGY_PRESETS.get(label, {}).get("strategy"))
         if strategy is None:
-            fail(f"{where} needs a strategy (one of {', '.join(strategies.STRATEGIES)})")
+            fail(f"{where} needs a strategy (one of {', '.join(rules.STRATEGIES)})")
         strategy = STRATEGY_TABLE.field("strategy").check(strategy, where, fail)
         why = strategy_misfit(strategy, problem.is_discrete)
         if why:

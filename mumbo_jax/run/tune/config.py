@@ -24,7 +24,7 @@ import types
 from pathlib import Path
 from typing import Any, Mapping
 
-from mumbo_jax.bo import strategies
+from mumbo_jax.bo import rules
 from mumbo_jax.run.config import ACQUISITION, CONTINUOUS_MODELS, DISCRETE_MODELS, check_acquisition, read_toml, \
     strategy_misfit
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, toml_type, type_ok
@@ -81,7 +81,7 @@ BUDGET = Section("budget", "At least one key; the first budget reached stops the
 ), required=True)
 TUNE_RUN = Section("run", "The decision rule, the seed and the run folder.", (
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
-          default="mumbo", choices=strategies.STRATEGIES),
+          default="mumbo", choices=rules.STRATEGIES),
     Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0),
     Field("out", str, "Run folder (journal, results, plot); default runs/<config file stem>."),
 ))
