@@ -32,6 +32,7 @@ from mumbo_jax.gp.models import (
     basis_model,
     default_params,
     fabolas_model,
+    icm_disc_model,
     icm_model,
     product_model,
 )
@@ -55,8 +56,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     # gp
-    "ModelSpec", "icm_model", "ar1_model", "product_model", "fabolas_model", "basis_model", "default_params",
-    "PrecisionError", "require_x64",
+    "ModelSpec", "icm_model", "icm_disc_model", "ar1_model", "product_model", "fabolas_model", "basis_model",
+    "default_params", "PrecisionError", "require_x64",
     "fit", "fit_params", "neg_log_marginal",
     "Posterior", "Moments", "Target", "condition", "predict", "joint_moments", "joint_moments_fidelities",
     "target_moments", "target_joint", "target_fidelity", "target_value", "task_mean",

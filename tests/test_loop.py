@@ -124,3 +124,20 @@ def test_run_compiled_rejects_bad_arguments():
 def test_backend_batching_is_map_on_cpu():
     assert jax.default_backend() != "cpu" or loop.backend_batching() == {"batching": "map",
                                                                         "min_buffer": kernel.MIN_BUFFER}
+
+
+def test_issue13_levers_make_the_same_decisions_in_both_loops():
+    """incumbent_rule, protect_target and boundary_frac reach both drivers: the compiled
+    run and ask/tell agree, every recorded incumbent (rule "target") is an x evaluated
+    at the target, and the target is queried at least once (protect_target)."""
+    prob = problems.get_problem("forrester")
+    settings = with_(FAST, incumbent_rule="target", protect_target=True, boundary_frac=0.25)
+    h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=3)
+    opt = loop.AskTell(tasks.problem_task(prob), settings, seed=0)
+    chosen = drive(opt, prob, 3)
+    np.testing.assert_allclose(np.stack([x for x, _ in chosen]), h.x[0, :3], rtol=0, atol=X_TOL)
+    np.testing.assert_allclose([z for _, z in chosen], h.z[0, :3], rtol=0, atol=X_TOL)
+    at_target = np.asarray(opt.x)[np.asarray(opt.z) == 0]
+    x_inc, _ = opt.incumbent()
+    assert np.any(np.all(np.abs(at_target - x_inc) < 1e-12, axis=1))
+    np.testing.assert_allclose(x_inc, h.incumbent_x[0, 3], rtol=0, atol=X_TOL)

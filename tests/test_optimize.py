@@ -103,3 +103,29 @@ def test_mumbo_is_differentiable_in_x_everywhere():
         g = jax.vmap(jax.grad(lambda x: acq(x[None], jnp.asarray([f]))[0]))(xs)
         v = acq(xs, jnp.full(xs.shape[0], f))
         assert np.all(np.isfinite(g)) and np.all(np.isfinite(v)) and np.all(v >= 0)
+
+
+def test_snap_to_faces_puts_a_fraction_on_the_boundary():
+    u = jax.random.uniform(jax.random.PRNGKey(0), (400, 8))
+    s = optimize.snap_to_faces(jax.random.PRNGKey(1), u, 0.25)
+    np.testing.assert_array_equal(s[100:], u[100:])  # only the first quarter moves
+    on_face = (s[:100] == 0.0) | (s[:100] == 1.0)
+    changed = s[:100] != u[:100]
+    assert np.all(on_face == changed) and 0.4 < float(np.mean(on_face)) < 0.6
+    np.testing.assert_array_equal(optimize.snap_to_faces(jax.random.PRNGKey(1), u, 0.0), u)
+
+
+def test_boundary_frac_lets_the_maximiser_hit_a_corner_needle():
+    """A needle at the corner (1, 1) whose value and gradient underflow to exactly 0 beyond
+    0.003 of it: uniform candidates miss it, snapped candidates land on it exactly."""
+    acq = lambda x, z: jnp.exp(-jnp.sum((x - 1.0) ** 2, axis=-1) / 1e-8)
+    bounds, space = jnp.asarray([[0.0, 1.0], [0.0, 1.0]]), optimize.discrete_fidelities([1.0])
+    kw = dict(n_candidates=400, n_starts=4, n_steps=1, learning_rate=1e-6)
+    plain = optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, **kw)
+    snapped = optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, boundary_frac=0.25, **kw)
+    assert float(plain.alpha) == 0.0
+    np.testing.assert_array_equal(snapped.x, [1.0, 1.0])
+    assert float(snapped.alpha) == 1.0
+    for bad in (-0.1, 1.5, True, "half"):
+        with pytest.raises(ValueError, match="boundary_frac"):
+            optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, boundary_frac=bad, **kw)

@@ -28,9 +28,17 @@ def np_ar1_coef(rho):
 def np_kernel(spec, p, X1, Z1, X2, Z2):
     """Kernel on unit-cube x and internal z, written independently of the library."""
     p = jax.tree_util.tree_map(np.asarray, p)
-    if spec.kind == "icm":
-        B = p["W"] @ p["W"].T + np.diag(np.exp(p["log_kappa"]))
-        return np_matern52(X1, X2, np.exp(p["log_ls"])) * B[np.ix_(Z1, Z2)]
+    if spec.kind in ("icm", "icm_disc"):
+        kappa = np.exp(p["log_kappa"])
+        share = spec.target_floor * np.sum(p["W"][0] ** 2)  # the target floor's addition
+        if spec.kind == "icm":
+            kappa[0] += share
+        B = p["W"] @ p["W"].T + np.diag(kappa)
+        k = np_matern52(X1, X2, np.exp(p["log_ls"])) * B[np.ix_(Z1, Z2)]
+        if spec.kind == "icm_disc":  # the target-only discrepancy
+            on0 = np.outer(np.asarray(Z1) == 0, np.asarray(Z2) == 0)
+            k = k + on0 * np_matern52(X1, X2, np.exp(p["log_ls_d"]), np.exp(p["log_amp_d"]) + share)
+        return k
     if spec.kind == "ar1":
         C = np_ar1_coef(p["rho"])
         return sum(
@@ -61,6 +69,8 @@ def np_kernel(spec, p, X1, Z1, X2, Z2):
 
 SPECS = {
     "icm": models.icm_model(BOUNDS, 3, rank=2),
+    "icm_floor": models.icm_model(BOUNDS, 3, rank=2, target_floor=0.3),
+    "icm_disc": models.icm_disc_model(BOUNDS, 3, rank=2, target_floor=0.1),
     "ar1": models.ar1_model(BOUNDS, 3),
     "product": models.product_model(BOUNDS, ZB),
     "fabolas": models.fabolas_model(BOUNDS, ZB),
@@ -69,6 +79,8 @@ SPECS = {
 }
 TARGETS = {
     "icm": [posterior.target_fidelity(0), posterior.target_fidelity(2), posterior.task_mean(3)],
+    "icm_floor": [posterior.target_fidelity(0)],
+    "icm_disc": [posterior.target_fidelity(0), posterior.task_mean(3)],
     "ar1": [posterior.target_fidelity(0), posterior.task_mean(3)],
     "product": [posterior.target_value(2.0), posterior.target_value(0.7)],
     "fabolas": [posterior.target_value(2.0), posterior.target_value(0.7)],
@@ -266,3 +278,34 @@ def test_predict_at_training_points_jitted(n_fid, n, size):
     ys = (y - y.mean()) / y.std()
     ref = K @ np.linalg.solve(K + np.diag(noise[z]), ys) * y.std() + y.mean()
     np.testing.assert_allclose(np.asarray(mu), ref, rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind, floor", [("icm", 0.05), ("icm_disc", 0.05), ("icm", 0.2)])
+def test_target_floor_bounds_the_cheap_correlation(kind, floor):
+    """With target_floor f no fidelity correlates with the target above 1/sqrt(1+f) at the
+    same x, even where the fit's failure mode drives kappa (and the discrepancy) to ~0;
+    without the floor the same parameters give rho ~ 1."""
+    make = models.icm_model if kind == "icm" else models.icm_disc_model
+    for f, bound in ((floor, 1 / np.sqrt(1 + floor)), (0.0, None)):
+        spec = make([[0.0, 1.0]] * 2, 3, rank=2, target_floor=f)
+        p = models.default_params(spec)
+        p["log_kappa"] = jnp.full(3, -60.0)
+        if kind == "icm_disc":
+            p["log_amp_d"] = jnp.asarray(-60.0)
+        x = jnp.asarray([[0.3, 0.6]] * 3)
+        z = jnp.asarray([0, 1, 2])
+        K = np.asarray(models.build_kernel(spec, p)((x, z), (x, z)))
+        rho = K[0, 1:] / np.sqrt(K[0, 0] * np.diag(K)[1:])
+        if bound is None:
+            assert np.all(rho > 1 - 1e-9), rho
+        else:
+            np.testing.assert_allclose(rho, bound, rtol=1e-9)  # W rows are equal: the bound is attained
+
+
+def test_target_floor_is_checked():
+    with pytest.raises(ValueError, match="target_floor"):
+        models.icm_model(BOUNDS, 2, target_floor=-0.1)
+    with pytest.raises(ValueError, match="target_floor"):
+        models.icm_model(BOUNDS, 2, target_floor=float("nan"))
+    with pytest.raises(ValueError, match="ICM kinds"):
+        models.ModelSpec("ar1", models.check_bounds(BOUNDS), n_fidelities=2, target_floor=0.1)

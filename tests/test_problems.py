@@ -29,6 +29,10 @@ SPEC = {
     "borehole": (8, 2, (10.0, 1.0), (0.0, 0.0), True, 309.83087, 1e-5),
     "rosenbrock": (2, 2, (1000.0, 1.0), (1e-3, 1e-6), False, 0.0, 1e-12),
     "currin_continuous": (2, None, None, (0.0,), True, 13.798722, 1e-6),
+    # not in the paper (issue 13): Park (1991) / Xiong et al. (2013), augmented Branin
+    # (Wu et al. 2019) at s = 1, 0.5
+    "park": (4, 2, (10.0, 1.0), (0.0, 0.0), True, 25.589254, 1e-6),
+    "branin_aug": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
 }
 
 
@@ -133,7 +137,22 @@ def _np_currin_continuous(x, z):
     )
 
 
+def _np_park(x, m):
+    x1, x2, x3, x4 = x
+    hi = x1 / 2 * (math.sqrt(1 + (x2 + x3**2) * x4 / x1**2) - 1) + (x1 + 3 * x4) * math.exp(1 + math.sin(x3))
+    return hi if m == 0 else (1 + math.sin(x1) / 10) * hi - 2 * x1 + x2**2 + x3**2 + 0.5
+
+
+def _np_branin_aug(x, m):
+    x1, x2 = x
+    s = 1.0 if m == 0 else 0.5
+    b = 5.1 / (4 * math.pi**2) - 0.1 * (1 - s)
+    return (x2 - b * x1**2 + 5 / math.pi * x1 - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x1) + 10
+
+
 NP_REF = {
+    "park": _np_park,
+    "branin_aug": _np_branin_aug,
     "forrester": _np_forrester,
     "currin": _np_currin,
     "hartmann3": _np_hartmann3,
@@ -270,6 +289,8 @@ N_STARTS = {
     "borehole": 20,
     "rosenbrock": 20,
     "currin_continuous": 20,
+    "park": 20,
+    "branin_aug": 20,
 }
 
 
@@ -520,7 +541,7 @@ def test_objective_sign_and_regret(name):
 
 def test_sense_of_each_problem():
     maximised = {n for n in ALL if P.PROBLEMS[n].maximise}
-    assert maximised == {"currin", "borehole", "currin_continuous"}
+    assert maximised == {"currin", "borehole", "currin_continuous", "park"}
 
 
 # --------------------------------------------------------------------------
@@ -544,3 +565,31 @@ def test_low_fidelities_differ_but_correlate(name):
             for z in lows
         ]
         assert all(a > b for a, b in zip(corrs, corrs[1:]))
+
+
+def test_park_optimum_is_the_unit_corner():
+    """Park's target grows along every coordinate towards (1, 1, 1, 1): every corner and a
+    dense random sample of the box stay below it; the gradient there points outwards."""
+    p = P.get_problem("park")
+    corners = jnp.asarray(list(itertools.product([0.0, 1.0], repeat=4)))
+    vals = np.asarray(jax.vmap(lambda x: P.target_value(p, x))(corners))
+    assert np.argmax(vals) == len(vals) - 1 and vals[-1] == pytest.approx(p.optimum_value, rel=1e-14)
+    X = P.sample_inputs(p, jax.random.PRNGKey(0), 100_000)
+    assert float(jnp.max(jax.vmap(lambda x: P.target_value(p, x))(X))) < p.optimum_value
+    g = np.asarray(jax.grad(lambda x: P.target_value(p, x))(jnp.ones(4)))
+    assert np.all(g > 0)
+
+
+def test_branin_aug_cheap_task_has_its_optimum_elsewhere():
+    """The auxiliary task is correlated (~0.91) with the target, but its minimiser is not
+    one of Branin's three (target regret there > 0.2)."""
+    p = P.get_problem("branin_aug")
+    for xs in ([np.pi, 2.275], [-np.pi, 12.275], [9.42478, 2.475]):
+        assert float(P.target_value(p, jnp.asarray(xs))) == pytest.approx(p.optimum_value, abs=1e-9)
+    X = P.sample_inputs(p, jax.random.PRNGKey(1), 20_000)
+    hi = np.asarray(jax.vmap(lambda x: p.f(x, 0))(X))
+    lo = np.asarray(jax.vmap(lambda x: p.f(x, 1))(X))
+    assert 0.85 < np.corrcoef(hi, lo)[0, 1] < 0.95
+    res = min((minimize(lambda u: float(p.f(jnp.asarray(u), 1)), x0, method="L-BFGS-B",
+                        bounds=p.bounds.tolist()) for x0 in np.asarray(X[:20])), key=lambda r: r.fun)
+    assert float(P.simple_regret(p, jnp.asarray(res.x))) > 0.2

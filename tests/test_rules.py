@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -92,3 +93,61 @@ def test_bo_evaluations_skip_the_design_rows():
     settings = loop.BOSettings(strategy="mf_gp_ucb", n_candidates=20, n_starts=2)
     with pytest.raises(ValueError, match="replays its own BO evaluations: pass n_design"):
         strategies.propose(settings, task, post, jnp.zeros(10), None)
+
+
+# --------------------------------------------------------------------------- issue 13 levers
+
+
+def _cheap_outlier_posterior():
+    """Currin with 3 target and 6 cheap evaluations; the cheap y at row 5 is far above
+    everything, so the best posterior mean of g sits at x[5], never seen at the target."""
+    from mumbo_jax.bo import kernel
+    from tests.bo_helpers import FAST
+    prob = problems.get_problem("currin")
+    task = tasks.problem_task(prob)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(9, 2))
+    z = np.array([0, 0, 0, 1, 1, 1, 1, 1, 1], float)
+    y = np.array([float(problems.objective(prob, jnp.asarray(xi), int(zi))) for xi, zi in zip(x, z)])
+    y[5] = 40.0
+    buffers = kernel.pad_buffers(x, z, y, 16)
+    post = kernel.fit_stage(FAST, task, buffers, models.default_params(task.spec), jax.random.PRNGKey(0))
+    return task, post, x, z, y
+
+
+def test_incumbent_rules_against_a_direct_argmax():
+    from mumbo_jax.bo.incumbent import incumbent
+    task, post, x, z, y = _cheap_outlier_posterior()
+    mu, var = (np.asarray(a) for a in posterior.target_moments(post, jnp.asarray(x), task.target))
+    i_mean, v_mean = incumbent(post, task.target, "mean")
+    assert int(i_mean) == int(np.argmax(mu)) == 5
+    np.testing.assert_allclose(float(v_mean), mu[5], rtol=1e-10)
+    i_tgt, v_tgt = incumbent(post, task.target, "target")  # only rows 0-2 are at the target
+    assert int(i_tgt) == int(np.argmax(np.where(z == 0, mu, -np.inf))) and int(i_tgt) < 3
+    np.testing.assert_allclose(float(v_tgt), mu[int(i_tgt)], rtol=1e-10)
+    i_lcb, _ = incumbent(post, task.target, "lcb")
+    assert int(i_lcb) == int(np.argmax(mu - 2 * np.sqrt(var)))
+    with pytest.raises(ValueError, match="incumbent rule"):
+        incumbent(post, task.target, "best")
+    with pytest.raises(ValueError, match="unknown incumbent_rule 'best'"):
+        loop.BOSettings(incumbent_rule="best")
+    with pytest.raises(ValueError, match="protect_target"):
+        loop.BOSettings(protect_target=1)
+    with pytest.raises(ValueError, match="boundary_frac"):
+        loop.BOSettings(boundary_frac=2.0)
+
+
+def test_protect_target_replaces_a_cheap_proposal_until_the_target_is_seen():
+    from mumbo_jax.bo import kernel
+    task, post, x, z, y = _cheap_outlier_posterior()
+    prop = optimize.Proposal(jnp.asarray([0.5, 0.5]), jnp.asarray(1), jnp.asarray(1.0), jnp.asarray(1.0))
+    out = strategies.protect_target(task, post, prop)
+    np.testing.assert_allclose(out.x, x[5], atol=1e-12)
+    assert int(out.z) == 0 and float(out.score) == 0.0
+    # once x[5] has a target evaluation the acquisition's proposal stands
+    b2 = kernel.pad_buffers(np.vstack([x, x[5]]), np.append(z, 0.0), np.append(y, 40.0), 16)
+    from tests.bo_helpers import FAST
+    post2 = kernel.fit_stage(FAST, task, b2, post.params, jax.random.PRNGKey(0), refit=False)
+    out2 = strategies.protect_target(task, post2, prop)
+    np.testing.assert_allclose(out2.x, prop.x)
+    assert int(out2.z) == 1

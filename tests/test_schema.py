@@ -87,3 +87,19 @@ def test_readme_configuration_reference_is_generated_from_the_schema():
     m = re.search(r"<!-- config-reference: start -->\n(.*?)<!-- config-reference: end -->", text, flags=re.S)
     assert m, "README.md lost its configuration reference markers"
     assert m.group(1) == cli.config_help(markdown=True)
+
+
+def test_issue13_levers_and_models_in_a_run_config():
+    """The issue-13 settings and the icm_disc model pass through a run config; their
+    ranges and choices are checked with the key named."""
+    from mumbo_jax.run.config import parse_config, settings_from_config
+    base = {"problem": "park", "budget": 10.0, "model": "icm_disc"}
+    cfg = parse_config({"run": base, "acquisition": {"boundary_frac": 0.0, "incumbent_rule": "lcb",
+                                                      "protect_target": True}})
+    s = settings_from_config(cfg)
+    assert (s.boundary_frac, s.incumbent_rule, s.protect_target, cfg.model) == (0.0, "lcb", True, "icm_disc")
+    for acq, msg in (({"boundary_frac": 1.5}, "boundary_frac"), ({"incumbent_rule": "best"}, "incumbent_rule")):
+        with pytest.raises(ConfigError, match=msg):
+            parse_config({"run": base, "acquisition": acq})
+    with pytest.raises(ConfigError, match="model"):
+        parse_config({"run": {**base, "problem": "currin_continuous"}})

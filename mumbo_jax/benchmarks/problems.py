@@ -34,7 +34,13 @@ name                   d    fidelities  costs                   sense optimum
 ``borehole``           8    2           10, 1                   max   309.830868
 ``rosenbrock``         2    2           1000, 1 (noisy)         min   0
 ``currin_continuous``  2    z in [0,1]  0.1 + z^2               max   13.798722
+``park``               4    2           10, 1                   max   25.589254
+``branin_aug``         2    2           10, 1                   min   0.397887
 =====================  ===  ==========  ======================  ====  ==============
+
+``park`` (Park 1991, fidelities of Xiong et al. 2013) and ``branin_aug`` (Wu et al.
+2019's augmented Branin at s = 1, 0.5) are not in the MUMBO paper (issue 13): a
+near-perfectly correlated cheap fidelity, and a correlated one with its optimum elsewhere.
 
 The optima stored here were computed numerically (multistart L-BFGS-B and
 root finding on the gradient) and are checked in ``tests/test_problems.py``.
@@ -78,6 +84,8 @@ __all__ = [
     "hartmann6",
     "borehole",
     "rosenbrock",
+    "park",
+    "branin_aug",
     "currin_continuous",
 ]
 
@@ -577,6 +585,70 @@ def rosenbrock(x: Array, z) -> Array:
 # by Newton/root finding on the gradient); verified in tests/test_problems.py.
 # Forrester: root of f'(x) on [0.7, 0.8].  Currin: x1 = 13/60 is an exact root
 # of the rational's derivative, and x2 = 0 makes the exp factor vanish.
+# --------------------------------------------------------------------------
+# Problems from the literature that are NOT in the MUMBO paper (issue 13)
+# --------------------------------------------------------------------------
+def _park_high(x: Array) -> Array:
+    # x1/2 (sqrt(1 + (x2 + x3^2) x4 / x1^2) - 1) written as (sqrt(x1^2 + a) - x1) / 2,
+    # equal for x1 > 0 and finite (with finite gradients) at x1 = 0
+    x1, x2, x3, x4 = x[0], x[1], x[2], x[3]
+    a = (x2 + x3**2) * x4
+    return 0.5 * (jnp.sqrt(x1**2 + a + 1e-300) - x1) + (x1 + 3.0 * x4) * jnp.exp(1.0 + jnp.sin(x3))
+
+
+def _park_low(x: Array) -> Array:
+    x1, x2, x3 = x[0], x[1], x[2]
+    return (1.0 + jnp.sin(x1) / 10.0) * _park_high(x) - 2.0 * x1 + x2**2 + x3**2 + 0.5
+
+
+_park_core = _switch_core((_park_high, _park_low))
+
+
+def park(x: Array, z) -> Array:
+    r"""Park (1991) function with the two fidelities of Xiong, Qian & Wu (2013),
+    ``x in [0, 1]^4``.
+
+    .. math::
+        f(x, 0) &= \tfrac{x_1}{2}\Big(\sqrt{1 + (x_2 + x_3^2) x_4 / x_1^2} - 1\Big)
+            + (x_1 + 3 x_4) \exp(1 + \sin x_3) \\
+        f(x, 1) &= \big(1 + \tfrac{\sin x_1}{10}\big) f(x, 0) - 2 x_1 + x_2^2 + x_3^2 + 0.5
+
+    Maximised (optimum 25.589254 at the corner (1, 1, 1, 1)); costs 10, 1. The cheap
+    fidelity is correlated ~0.994 with the target over the box.
+    """
+    return _eval_discrete(_park_core, x, z, 4, 2, "park")
+
+
+_BRANIN_B = 5.1 / (4.0 * np.pi**2)
+
+
+def _branin_aug(x: Array, s) -> Array:
+    b = _BRANIN_B - 0.1 * (1.0 - s)
+    return (x[1] - b * x[0] ** 2 + 5.0 / np.pi * x[0] - 6.0) ** 2 + 10.0 * (1.0 - 1.0 / (8.0 * np.pi)) * jnp.cos(
+        x[0]) + 10.0
+
+
+_branin_aug_core = _switch_core((lambda x: _branin_aug(x, 1.0), lambda x: _branin_aug(x, 0.5)))
+
+
+def branin_aug(x: Array, z) -> Array:
+    r"""The augmented Branin function of Wu, Toscano-Palmerin, Frazier & Wilson (2019,
+    "Practical multi-fidelity Bayesian optimization for hyperparameter tuning"; BoTorch's
+    ``AugmentedBranin``) at two fidelities s = 1 (target) and s = 0.5,
+    ``x in [-5, 10] x [0, 15]``:
+
+    .. math::
+        f(x, s) = \big(x_2 - (\tfrac{5.1}{4\pi^2} - 0.1(1 - s)) x_1^2 + \tfrac{5}{\pi} x_1
+            - 6\big)^2 + 10\big(1 - \tfrac{1}{8\pi}\big)\cos x_1 + 10
+
+    Minimised; at s = 1 it is Branin (0.397887 at (pi, 2.275) and two other minimisers).
+    The cheap task (cost 1 against 10) is correlated ~0.91 with the target over the box
+    but its minimiser (-3.13, 11.74) has target regret 0.27: a correlated auxiliary task
+    with its optimum elsewhere.
+    """
+    return _eval_discrete(_branin_aug_core, x, z, 2, 2, "branin_aug")
+
+
 # Hartmann-3: the often-quoted x1 = 0.114614 is 2.5e-5 off (a flat direction,
 # value error 4e-10); the polished optimiser is stored.  Borehole: the corner
 # (r_w, T_u, H_u, T_l, K_w at their upper bounds; r, H_l, L at their lower).
@@ -708,6 +780,39 @@ _register(
         f=currin_continuous,
         reference="Moss, Leslie & Rayson (2020), MUMBO, Appendix B "
         "('Wider Comparison'); Kandasamy et al. (2017), BOCA",
+    )
+)
+
+
+_NOT_IN_PAPER = "not in the MUMBO paper; added for issue 13"
+_register(
+    _discrete_problem(
+        name="park",
+        dim=4,
+        bounds=[[0.0, 1.0]] * 4,
+        n_fidelities=2,
+        costs=(10.0, 1.0),
+        noise_variances=(0.0, 0.0),
+        maximise=True,
+        optimum_value=25.589254158606547,
+        optimum_location=[1.0, 1.0, 1.0, 1.0],
+        f=park,
+        reference="Park (1991); two fidelities of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER,
+    )
+)
+_register(
+    _discrete_problem(
+        name="branin_aug",
+        dim=2,
+        bounds=[[-5.0, 10.0], [0.0, 15.0]],
+        n_fidelities=2,
+        costs=(10.0, 1.0),
+        noise_variances=(0.0, 0.0),
+        maximise=False,
+        optimum_value=0.39788735772973816,
+        optimum_location=[np.pi, 2.275],
+        f=branin_aug,
+        reference="Wu et al. (2019) augmented Branin at s = 1, 0.5; " + _NOT_IN_PAPER,
     )
 )
 

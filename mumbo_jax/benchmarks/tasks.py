@@ -22,15 +22,20 @@ __all__ = ["ProblemBenchmark", "problem_task", "problem_benchmark", "run_problem
 
 def problem_task(problem: problems.Problem, model: str | None = None, rank: int = 2) -> Task:
     """The task of a benchmark problem: ICM (discrete) or product kernel (continuous)
-    by default, the problem's noise learned, its known costs, its target fidelity."""
+    by default, the problem's noise learned, its known costs, its target fidelity.
+    ``model``: ``"icm"``, ``"icm_disc"`` (ICM plus a target-only discrepancy, see
+    :func:`mumbo_jax.gp.models.icm_disc_model`) or ``"ar1"`` for discrete fidelities,
+    ``"product"`` or ``"fabolas"`` for a continuous one."""
     if problem.is_discrete:
         model = model or "icm"
         if model == "icm":
             spec = models.icm_model(problem.bounds, problem.n_fidelities, rank=min(rank, problem.n_fidelities))
+        elif model == "icm_disc":
+            spec = models.icm_disc_model(problem.bounds, problem.n_fidelities, rank=min(rank, problem.n_fidelities))
         elif model == "ar1":
             spec = models.ar1_model(problem.bounds, problem.n_fidelities)
         else:
-            raise ValueError(f"model {model!r} is not for discrete fidelities; allowed: ('icm', 'ar1')")
+            raise ValueError(f"model {model!r} is not for discrete fidelities; allowed: ('icm', 'icm_disc', 'ar1')")
         return make_task(spec, posterior.target_fidelity(problem.target_fidelity),
                          optimize.discrete_fidelities(problem.costs))
     model = model or "product"

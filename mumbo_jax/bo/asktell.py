@@ -156,7 +156,8 @@ class AskTell:
         self.costs.append(c)
 
     def incumbent(self):
-        """``(x, posterior mean of g)`` of the best evaluated x.
+        """``(x, posterior mean of g)`` of the evaluated x recommended by
+        ``settings.incumbent_rule`` (default: the best posterior mean of g).
 
         Conditions on all the data told so far with the hyper-parameters of the last
         fit (the model's defaults before the first BO step): no refit, and the same
@@ -170,7 +171,7 @@ class AskTell:
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (len(self.x), post, buffers)
-        i, mu = kernel.incumbent_row(self.task, post)
+        i, mu = kernel.incumbent_row(self.task, post, self.settings.incumbent_rule)
         return np.asarray(buffers.x[int(i)]), float(mu)
 
     @property

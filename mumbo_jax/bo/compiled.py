@@ -88,10 +88,10 @@ def _init(task: Task, bench, key, min_buffer):
     return state, loop_key, jax.random.fold_in(key, 7), jnp.sum(task.space.cost(zq))
 
 
-@functools.partial(jax.jit, static_argnames=("bench",))
-def _score(task: Task, bench, post, buffers):
-    """The incumbent's ``(x [d], true value, regret)``."""
-    i, _ = kernel.incumbent_row(task, post)
+@functools.partial(jax.jit, static_argnames=("bench", "rule"))
+def _score(task: Task, bench, post, buffers, rule="mean"):
+    """The incumbent's ``(x [d], true value, regret)`` (``rule``: the incumbent rule)."""
+    i, _ = kernel.incumbent_row(task, post, rule)
     x = buffers.x[i]
     value, regret = bench.score(x)
     return x, value, regret
@@ -121,7 +121,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
         fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
-        score=lambda post, b: _score(task, bench, post, b),
+        score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, None, n0),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
@@ -143,9 +143,9 @@ def _fit_all(settings, task, state, keys, refit):
     return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit))(state, keys)
 
 
-@functools.partial(jax.jit, static_argnames=("bench",))
-def _score_all(task, bench, post, buffers):
-    return jax.vmap(lambda p, b: _score(task, bench, p, b))(post, buffers)
+@functools.partial(jax.jit, static_argnames=("bench", "rule"))
+def _score_all(task, bench, post, buffers, rule):
+    return jax.vmap(lambda p, b: _score(task, bench, p, b, rule))(post, buffers)
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
@@ -168,7 +168,7 @@ def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda keys, mb: _init_all(task, bench, keys, mb),
         fit=lambda s, k, refit: _fit_all(settings, task, s, k, refit),
-        score=lambda post, b: _score_all(task, bench, post, b),
+        score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
         maximise=lambda post, g, k, n0: _maximise_all(settings, task, post, g, k, n0),
         observe=lambda s, p, prop, nk, go: _observe_all(task, bench, s, p, prop, nk, go),

@@ -222,11 +222,12 @@ def _maximise(settings, task, post, gstar, key, cost, n_design):
     return strategies.propose(settings, task, post, gstar, key, cost, n_design)
 
 
-@jax.jit
-def incumbent_row(task: Task, post: posterior.Posterior):
-    """``(row, mean)``: the buffer row of the evaluated x with the best posterior mean of
-    g, and that mean (:func:`mumbo_jax.bo.incumbent.incumbent`)."""
-    return incumbent(post, task.target)
+@functools.partial(jax.jit, static_argnames=("rule",))
+def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
+    """``(row, mean)``: the buffer row of the evaluated x recommended by ``rule``
+    (``BOSettings.incumbent_rule``; default the best posterior mean of g) and the
+    posterior mean of g there (:func:`mumbo_jax.bo.incumbent.incumbent`)."""
+    return incumbent(post, task.target, rule)
 
 
 def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):

@@ -18,7 +18,7 @@ import functools
 from typing import Callable, NamedTuple
 
 __all__ = ["Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict", "check_n_starts",
-           "maximise"]
+           "check_boundary_frac", "snap_to_faces", "maximise"]
 
 import jax
 import jax.numpy as jnp
@@ -122,6 +122,28 @@ def continuous_fidelity(bounds, cost: Callable) -> FidelitySpace:
     return FidelitySpace(None, (lo, hi), cost)
 
 
+def check_boundary_frac(boundary_frac) -> float:
+    """``boundary_frac`` as a float; ValueError unless it is a number in [0, 1]."""
+    if isinstance(boundary_frac, bool) or not isinstance(boundary_frac, (int, float)) \
+            or not 0.0 <= boundary_frac <= 1.0:
+        raise ValueError(f"boundary_frac must be a number in [0, 1], got {boundary_frac!r}")
+    return float(boundary_frac)
+
+
+def snap_to_faces(key, u, fraction: float):
+    """The first ``round(fraction * C)`` of the candidates ``u [C, d]`` (unit cube) with
+    each coordinate moved to 0 or 1 with probability 1/2 (its side by a fair coin):
+    points on the box's faces, edges and corners, where uniform candidates never land
+    (Borehole's optimum is a corner). ``fraction`` is static; 0 returns ``u``."""
+    n = int(round(fraction * u.shape[0]))
+    if n == 0:
+        return u
+    k_which, k_side = jax.random.split(key)
+    which = jax.random.bernoulli(k_which, 0.5, (n, u.shape[1]))
+    side = jax.random.bernoulli(k_side, 0.5, (n, u.shape[1])).astype(u.dtype)
+    return u.at[:n].set(jnp.where(which, side, u[:n]))
+
+
 def _safe_score(alpha, cost):
     score = alpha / cost
     return jnp.where(jnp.isfinite(score), score, -jnp.inf)
@@ -148,12 +170,13 @@ def _polish(objective, v0, n_steps, learning_rate):
     return jnp.where(val < best_val, v, best_v), jnp.minimum(val, best_val)
 
 
-@functools.partial(jax.jit, static_argnames=("n_candidates", "n_starts", "n_steps"))
-def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, learning_rate):
+@functools.partial(jax.jit, static_argnames=("n_candidates", "n_starts", "n_steps", "boundary_frac"))
+def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, learning_rate, boundary_frac=0.0):
     lo, width = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
     d = lo.shape[0]
     k_x, k_z = jax.random.split(key)
     u = jax.random.uniform(k_x, (n_candidates, d), lo.dtype)
+    u = snap_to_faces(jax.random.fold_in(k_x, 1), u, boundary_frac)  # no-op (same u) at 0
     to_x = lambda u: lo + width * u
 
     def neg_score(x, z):  # one point: x [d], z scalar
@@ -192,7 +215,8 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
 
 
 def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candidates: int = 2000,
-             n_starts: int = 8, n_steps: int = 50, learning_rate: float = 0.02) -> Proposal:
+             n_starts: int = 8, n_steps: int = 50, learning_rate: float = 0.02,
+             boundary_frac: float = 0.0) -> Proposal:
     """argmax over (x, z) of ``acquisition(x, z) / cost(z)``.
 
     Args:
@@ -205,6 +229,8 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candida
         n_candidates: random candidates scored per fidelity.
         n_starts: best candidates polished by projected Adam.
         n_steps, learning_rate: Adam steps and step size on the unit cube.
+        boundary_frac: fraction of the random candidates snapped onto the box's faces,
+            edges and corners (:func:`snap_to_faces`); 0: uniform candidates only.
 
     Returns:
         :class:`Proposal`.
@@ -218,4 +244,4 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candida
         raise ValueError("bounds: every lower bound must be below its upper bound")
     check_n_starts(n_starts, n_candidates, space.n_choices)
     return _maximise(key, acquisition, bounds, space, int(n_candidates), int(n_starts), int(n_steps),
-                     learning_rate)
+                     learning_rate, check_boundary_frac(boundary_frac))

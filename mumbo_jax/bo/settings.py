@@ -16,6 +16,7 @@ import numpy as np
 
 from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.bo import optimize, rules
+from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.gp import models, posterior
 
 __all__ = ["BOSettings", "Task", "make_task"]
@@ -56,6 +57,18 @@ class BOSettings:
             (the paper's MTBO-N).
         mtbo_representers: ``"mtbo"``: representer points (drawn in proportion to EI).
         mtbo_fantasies: ``"mtbo"``: Gauss-Hermite nodes over the fantasised observation.
+        incumbent_rule: how the recommendation is chosen among the evaluated x
+            (:mod:`mumbo_jax.bo.incumbent`): ``"mean"`` (the best posterior mean of g,
+            the paper's protocol and the default), ``"target"`` (the best mean among x
+            evaluated at the target itself; all x while none is) or ``"lcb"`` (the best
+            mu_g - 2 sd_g).
+        protect_target: rules that choose a fidelity: when the recommended x (by
+            ``incumbent_rule``) has never been evaluated at the target, evaluate it there
+            instead of the acquisition's choice. Off by default (issue 13's ablation
+            found no gain on 3-seed screens).
+        boundary_frac: fraction in [0, 1] of the maximiser's random candidates moved onto
+            the box's faces, edges and corners (:func:`mumbo_jax.bo.optimize.snap_to_faces`);
+            0 (the default): uniform candidates only.
     """
 
     strategy: str = "mumbo"
@@ -74,6 +87,9 @@ class BOSettings:
     mtbo_representers: int = 50
     mtbo_fantasies: int = 5
     gain: str | None = None
+    incumbent_rule: str = "mean"
+    protect_target: bool = False
+    boundary_frac: float = 0.0
 
     def __post_init__(self):
         if self.strategy not in rules.RULES:
@@ -89,6 +105,11 @@ class BOSettings:
                                               and not isinstance(self.ucb_beta, bool)
                                               and 0 <= self.ucb_beta < float("inf")):
             raise ValueError(f"ucb_beta must be a finite number >= 0 or None, got {self.ucb_beta!r}")
+        if self.incumbent_rule not in INCUMBENT_RULES:
+            raise ValueError(f"unknown incumbent_rule {self.incumbent_rule!r}; allowed: {INCUMBENT_RULES}")
+        if not isinstance(self.protect_target, bool):
+            raise ValueError(f"protect_target must be true or false, got {self.protect_target!r}")
+        optimize.check_boundary_frac(self.boundary_frac)
         optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
         if self.strategy == "mtbo" and self.mtbo_representers > rules.MTBO_POOL:
             raise ValueError(f"mtbo_representers must be <= {rules.MTBO_POOL}, got {self.mtbo_representers}")

@@ -13,13 +13,14 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
+from mumbo_jax.bo.incumbent import evaluated_inputs, incumbent
 from mumbo_jax.bo.rules import (  # the names run/ and older code import from here, re-exported
     CONTINUOUS_ONLY, DISCRETE_ONLY, MTBO_POOL, STRATEGIES, TARGET_ONLY, USES_GSTAR, Context, check_rule,
     check_rule_for_task, mumbo_alpha, target_space,
 )
 from mumbo_jax.gp import posterior
 
-__all__ = ["propose", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
+__all__ = ["propose", "protect_target", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
            "check_rule", "mumbo_alpha"]
 
 
@@ -64,5 +65,30 @@ def propose(settings, task, post: posterior.Posterior, gstar, key, cost=None, n_
         space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
                                        space.choices)
     first = optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
-                              settings.n_starts, settings.n_polish_steps, settings.learning_rate)
-    return first if rule.second_stage is None else rule.second_stage(ctx, first)
+                              settings.n_starts, settings.n_polish_steps, settings.learning_rate,
+                              settings.boundary_frac)
+    prop = first if rule.second_stage is None else rule.second_stage(ctx, first)
+    if settings.protect_target and settings.strategy not in TARGET_ONLY:
+        if len(task.target_z) != 1:
+            raise ValueError("protect_target needs the target to be one fidelity; this target combines "
+                             f"{len(task.target_z)}")
+        prop = protect_target(task, post, prop, settings.incumbent_rule)
+    return prop
+
+
+def protect_target(task, post: posterior.Posterior, prop: optimize.Proposal, rule: str = "mean") -> optimize.Proposal:
+    """The target-protecting rule (issue 13): when the evaluated x recommended by
+    ``rule`` (:func:`mumbo_jax.bo.incumbent.incumbent`) has never been evaluated at the
+    target fidelity, propose the target there instead of ``prop``; else ``prop``.
+
+    The recommendation is then never a value the model only extrapolates from cheap
+    data. Traceable; the replacement's ``score`` and ``alpha`` are 0 (it is not the
+    acquisition's choice)."""
+    i, _ = incumbent(post, task.target, rule)
+    x = evaluated_inputs(post)
+    zt = posterior.internal_target(post, task.target)[0]
+    same_x = jnp.all(jnp.abs(post.x - post.x[i]) < 1e-9, axis=1)
+    seen = jnp.any((post.mask > 0) & same_x & (jnp.abs(post.z - zt) < 1e-9))
+    z0 = jnp.asarray(task.target_z[0]).astype(jnp.asarray(prop.z).dtype)
+    protect = optimize.Proposal(x[i], z0, jnp.zeros_like(prop.score), jnp.zeros_like(prop.alpha))
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(seen, a, b), prop, protect)

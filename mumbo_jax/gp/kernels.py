@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from tinygp import kernels, transforms
 
 __all__ = [
-    "EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "icm_matrix", "ar1_coefficients", "AR1",
+    "EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "ICMDiscrepancy", "icm_matrix", "ar1_coefficients", "AR1",
     "ContinuousProduct", "fabolas_basis", "FabolasBasis", "linear_basis", "BasisKernel",
 ]
 
@@ -75,6 +75,29 @@ class ICM(kernels.Kernel):
     def evaluate(self, X1, X2):
         (x1, z1), (x2, z2) = X1, X2
         return self.kx.evaluate(x1, x2) * self.B[z1, z2]
+
+
+class ICMDiscrepancy(kernels.Kernel):
+    """ICM plus a target-only discrepancy (a two-component linear model of
+    coregionalisation): k((x,i),(x',j)) = k_X(x,x') B[i,j] + [i = j = 0] k_D(x,x').
+
+    The discrepancy has its own lengthscales and variance, so the target's departure
+    from the cheap fidelities is modelled instead of fitted away (issue 13).
+
+    Attributes:
+        kx: shared kernel on x.
+        B: ``[L, L]`` coregionalisation matrix.
+        kd: the target discrepancy's kernel on x (own lengthscales and amplitude).
+    """
+
+    kx: kernels.Kernel
+    B: jax.Array
+    kd: kernels.Kernel
+
+    def evaluate(self, X1, X2):
+        (x1, z1), (x2, z2) = X1, X2
+        on_target = jnp.logical_and(z1 == 0, z2 == 0)
+        return self.kx.evaluate(x1, x2) * self.B[z1, z2] + jnp.where(on_target, self.kd.evaluate(x1, x2), 0.0)
 
 
 def icm_matrix(W: jax.Array, kappa: jax.Array) -> jax.Array:

@@ -5,7 +5,7 @@ the fidelities, fixed or learned noise). Hyper-parameters are a plain dict of
 unconstrained arrays, so they can be optimised by optax, vmapped over restarts and
 saved. :func:`build_kernel` turns (spec, params) into a tinygp kernel over ``(x, z)``.
 
-Six kinds:
+Seven kinds:
 
 * ``"icm"``: intrinsic coregionalisation k_X(x,x') B[i,j], B = W W^T + diag(kappa).
 * ``"ar1"``: the linear AR(1) multi-fidelity model of Kennedy & O'Hagan.
@@ -15,6 +15,14 @@ Six kinds:
   with phi(z) = (1, z) for a continuous fidelity or one_hot(z) for discrete tasks, a
   full S = L L^T and one noise variance: the learned cost model's GP on log cost
   (:mod:`mumbo_jax.gp.costmodel`).
+* ``"icm_disc"``: ICM plus a target-only discrepancy GP with its own ARD lengthscales
+  and variance: k = k_X(x,x') B[i,j] + [i = j = 0] k_D(x,x') (a linear model of
+  coregionalisation whose second component drives only the target, fidelity 0).
+
+``ModelSpec.target_floor`` (ICM kinds) keeps the target's own variance from vanishing:
+``icm`` adds ``target_floor * (W W^T)_00`` to kappa_0, ``icm_disc`` to the discrepancy's
+variance, so no cheap fidelity can be fitted as perfectly correlated with the target
+(issue 13; off by default).
 
 Inputs are scaled to the unit cube (and a continuous z to [0, 1]) and outputs
 standardised inside the model (:class:`Scaling`); lengthscales live on the unit cube.
@@ -32,14 +40,15 @@ import numpy as np
 from mumbo_jax.gp import kernels
 
 __all__ = [
-    "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
-    "product_model", "fabolas_model", "basis_model", "basis_size", "basis_chol", "default_params",
+    "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
+    "product_model", "fabolas_model", "icm_disc_model", "icm_kappa", "discrepancy_variance", "basis_model", "basis_size", "basis_chol", "default_params",
     "random_params", "build_kernel", "noise_variances", "signal_variances", "log_prior", "Scaling",
     "make_scaling", "scale_inputs", "check_inputs", "check_data",
 ]
 
-KINDS = ("icm", "ar1", "product", "fabolas", "linear_basis", "task_basis")
-DISCRETE_KINDS = ("icm", "ar1", "task_basis")
+KINDS = ("icm", "ar1", "product", "fabolas", "linear_basis", "task_basis", "icm_disc")
+DISCRETE_KINDS = ("icm", "ar1", "task_basis", "icm_disc")
+ICM_KINDS = ("icm", "icm_disc")
 BASIS_KINDS = ("linear_basis", "task_basis")
 
 
@@ -58,6 +67,11 @@ class ModelSpec:
             ``icm``/``ar1``, one for a continuous fidelity and for the basis kinds), or
             fixed variances in the units of y (a float or one per noise variance).
         noise_floor: lower bound of the noise variance, in standardised units of y.
+        target_floor: ICM kinds: the target-specific variance (kappa_0 for ``icm``, the
+            discrepancy's variance for ``icm_disc``) is at least this fraction of the
+            shared target variance (W W^T)_00; then |rho| <= 1 / sqrt(1 + target_floor)
+            between the target and any fidelity at equal x. 0 (the default): the plain
+            model.
     """
 
     kind: str
@@ -67,6 +81,14 @@ class ModelSpec:
     rank: int = 2
     noise: tuple | None = None
     noise_floor: float = 1e-6
+    target_floor: float = 0.0
+
+    def __post_init__(self):
+        f = self.target_floor
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0.0 <= f < float("inf"):
+            raise ValueError(f"target_floor must be a finite number >= 0, got {f!r}")
+        if f > 0 and self.kind not in ICM_KINDS:
+            raise ValueError(f"target_floor applies to the ICM kinds {ICM_KINDS}, not {self.kind!r}")
 
     @property
     def dim(self) -> int:
@@ -78,7 +100,7 @@ class ModelSpec:
 
     @property
     def n_noise(self) -> int:
-        return self.n_fidelities if self.kind in ("icm", "ar1") else 1
+        return self.n_fidelities if self.kind in ("icm", "ar1", "icm_disc") else 1
 
 
 def check_bounds(bounds, name="bounds"):
@@ -109,7 +131,7 @@ def _check_noise(noise, n_noise):
     return tuple(float(v) for v in arr)
 
 
-def _discrete_spec(kind, bounds, n_fidelities, rank, noise, noise_floor):
+def _discrete_spec(kind, bounds, n_fidelities, rank, noise, noise_floor, target_floor=0.0):
     if int(n_fidelities) != n_fidelities or n_fidelities < 1:
         raise ValueError(f"n_fidelities must be a positive integer, got {n_fidelities}")
     if int(rank) != rank or rank < 1:
@@ -122,6 +144,7 @@ def _discrete_spec(kind, bounds, n_fidelities, rank, noise, noise_floor):
         rank=int(rank),
         noise=_check_noise(noise, n_fidelities),
         noise_floor=float(noise_floor),
+        target_floor=target_floor,
     )
 
 
@@ -136,9 +159,15 @@ def _continuous_spec(kind, bounds, fidelity_bounds, noise, noise_floor):
     )
 
 
-def icm_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6) -> ModelSpec:
+def icm_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6, target_floor=0.0) -> ModelSpec:
     """Intrinsic coregionalisation over ``n_fidelities`` discrete fidelities or tasks."""
-    return _discrete_spec("icm", bounds, n_fidelities, rank, noise, noise_floor)
+    return _discrete_spec("icm", bounds, n_fidelities, rank, noise, noise_floor, target_floor)
+
+
+def icm_disc_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6, target_floor=0.05) -> ModelSpec:
+    """ICM plus a target-only discrepancy GP (own ARD lengthscales and variance, the
+    variance floored at ``target_floor`` (W W^T)_00); fidelity 0 is the target."""
+    return _discrete_spec("icm_disc", bounds, n_fidelities, rank, noise, noise_floor, target_floor)
 
 
 def ar1_model(bounds, n_fidelities, noise=None, noise_floor=1e-6) -> ModelSpec:
@@ -196,11 +225,14 @@ def default_params(spec: ModelSpec) -> dict:
     d = spec.dim
     log_ls = jnp.full(d, jnp.log(0.3))
     params = {"log_noise": jnp.full(spec.n_noise, jnp.log(1e-3))}
-    if spec.kind == "icm":
+    if spec.kind in ICM_KINDS:
         L = spec.n_fidelities
         params["log_ls"] = log_ls
         params["W"] = jnp.full((L, spec.rank), 0.7 / np.sqrt(spec.rank))
         params["log_kappa"] = jnp.full(L, jnp.log(0.1))
+        if spec.kind == "icm_disc":
+            params["log_ls_d"] = log_ls
+            params["log_amp_d"] = jnp.log(jnp.asarray(0.1))
     elif spec.kind == "ar1":
         L = spec.n_fidelities
         params["log_ls"] = jnp.tile(log_ls, (L, 1))
@@ -234,11 +266,30 @@ def random_params(spec: ModelSpec, key: jax.Array) -> dict:
     return jax.tree_util.tree_unflatten(treedef, noisy)
 
 
+def icm_kappa(spec: ModelSpec, params: dict) -> jax.Array:
+    """``[L]`` kappa of the ICM kinds: exp(log_kappa), kappa_0 raised by
+    ``target_floor * (W W^T)_00`` (``icm`` only; ``icm_disc`` floors its discrepancy)."""
+    kappa = jnp.exp(params["log_kappa"])
+    if spec.kind == "icm" and spec.target_floor > 0:
+        kappa = kappa.at[0].add(spec.target_floor * jnp.sum(params["W"][0] ** 2))
+    return kappa
+
+
+def discrepancy_variance(spec: ModelSpec, params: dict) -> jax.Array:
+    """Scalar variance of ``icm_disc``'s target-only discrepancy, floored at
+    ``target_floor * (W W^T)_00``."""
+    return jnp.exp(params["log_amp_d"]) + spec.target_floor * jnp.sum(params["W"][0] ** 2)
+
+
 def build_kernel(spec: ModelSpec, params: dict):
     """The tinygp kernel over ``(x_unit, z)`` for these hyper-parameters."""
     if spec.kind == "icm":
         kx = kernels.matern52_ard(jnp.exp(params["log_ls"]))
-        return kernels.ICM(kx, kernels.icm_matrix(params["W"], jnp.exp(params["log_kappa"])))
+        return kernels.ICM(kx, kernels.icm_matrix(params["W"], icm_kappa(spec, params)))
+    if spec.kind == "icm_disc":
+        kx = kernels.matern52_ard(jnp.exp(params["log_ls"]))
+        kd = kernels.matern52_ard(jnp.exp(params["log_ls_d"]), discrepancy_variance(spec, params))
+        return kernels.ICMDiscrepancy(kx, kernels.icm_matrix(params["W"], icm_kappa(spec, params)), kd)
     if spec.kind == "ar1":
         kxs = tuple(
             kernels.matern52_ard(jnp.exp(params["log_ls"][l]), jnp.exp(params["log_amp"][l]))
@@ -273,7 +324,10 @@ def signal_variances(spec: ModelSpec, params: dict) -> jax.Array:
     each level's amplitude for AR(1), the amplitude of the product kernel, diag(S)
     for FABOLAS and the basis kinds."""
     if spec.kind == "icm":
-        return jnp.sum(params["W"] ** 2, axis=1) + jnp.exp(params["log_kappa"])
+        return jnp.sum(params["W"] ** 2, axis=1) + icm_kappa(spec, params)
+    if spec.kind == "icm_disc":  # diag(B), then the discrepancy's variance
+        b = jnp.sum(params["W"] ** 2, axis=1) + icm_kappa(spec, params)
+        return jnp.concatenate([b, discrepancy_variance(spec, params)[None]])
     if spec.kind in ("ar1", "product"):
         return jnp.exp(jnp.atleast_1d(params["log_amp"]))
     if spec.kind in BASIS_KINDS:
@@ -288,6 +342,8 @@ def log_prior(spec: ModelSpec, params: dict) -> jax.Array:
     y) ~ logN(0, 1.5^2). Without them two points in 1-D are fitted by a near-linear
     function of huge amplitude and lengthscale; with many points the data dominate."""
     lp = -0.5 * jnp.sum(jnp.square((params["log_ls"] - jnp.log(0.5)) / 1.2))
+    if "log_ls_d" in params:  # icm_disc: the discrepancy's lengthscales, same prior
+        lp = lp - 0.5 * jnp.sum(jnp.square((params["log_ls_d"] - jnp.log(0.5)) / 1.2))
     return lp - 0.5 * jnp.sum(jnp.square(jnp.log(signal_variances(spec, params)) / 1.5))
 
 

@@ -35,6 +35,7 @@ from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo import rules
 from mumbo_jax.bo.loop import BOSettings
+from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
@@ -43,7 +44,7 @@ __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_
            "read_toml", "check_acquisition", "strategy_misfit", "find_config", "packaged_configs",
            "BUDGET_RULE"]
 
-DISCRETE_MODELS = ("icm", "ar1")
+DISCRETE_MODELS = ("icm", "ar1", "icm_disc")
 CONTINUOUS_MODELS = ("product", "fabolas")
 BUDGET_RULE = ("the cost spent AFTER the initial design (2 d random points at every fidelity; its cost is "
                "reported separately)")
@@ -70,7 +71,8 @@ def _attribute_docs(cls) -> dict[str, str]:
 
 def _acquisition_fields() -> tuple:
     """``[acquisition]``: every :class:`BOSettings` field but ``strategy`` (a ``[run]``
-    key), typed from its annotation; numbers must be > 0 (``ucb_beta`` >= 0)."""
+    key), typed from its annotation; numbers must be > 0 (``ucb_beta`` >= 0,
+    ``boundary_frac`` in [0, 1])."""
     docs = _attribute_docs(BOSettings)
     hints = typing.get_type_hints(BOSettings)
     fields = []
@@ -80,9 +82,13 @@ def _acquisition_fields() -> tuple:
         kind = next(t for t in (bool, int, float, str) if t is hints[f.name] or t in typing.get_args(hints[f.name]))
         extra: dict[str, Any] = {}
         if kind in (int, float):
-            extra = {"low": 0, "low_open": f.name != "ucb_beta"}
+            extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac")}
+        if f.name == "boundary_frac":
+            extra["high"] = 1
         if f.name == "gstar_method":
             extra = {"choices": maxvalue.GSTAR_METHODS}
+        if f.name == "incumbent_rule":
+            extra = {"choices": INCUMBENT_RULES}
         fields.append(Field(f.name, kind, docs.get(f.name, ""), default=f.default, **extra))
     return tuple(fields)
 
@@ -96,8 +102,9 @@ _BUDGET = Field("budget", float, "Budget per seed: " + BUDGET_RULE + ".", requir
                 low_open=True)
 _MAX_EVALS = Field("max_evals", int, "Cap on BO evaluations per seed (initial design not counted).", default=200,
                    low=1)
-_MODEL = Field("model", str, "GP model: icm or ar1 for discrete fidelities, product or fabolas for a continuous "
-               "one; default icm / product.", choices=DISCRETE_MODELS + CONTINUOUS_MODELS)
+_MODEL = Field("model", str, "GP model: icm, ar1 or icm_disc (ICM plus a target-only discrepancy) for discrete "
+               "fidelities, product or fabolas for a continuous one; default icm / product.",
+               choices=DISCRETE_MODELS + CONTINUOUS_MODELS)
 _RANK = Field("rank", int, "Rank of the ICM coregionalisation matrix.", default=2, low=1)
 _OUT = Field("out", str, "Output folder; default runs/<config file stem>.")
 

@@ -362,8 +362,11 @@ def make_tune_task(cfg: TuneConfig):
     bounds = [p.internal_bounds for p in cfg.parameters]
     if cfg.discrete:
         n = len(cfg.costs)
-        spec = (models.icm_model(bounds, n, rank=min(cfg.rank, n)) if cfg.model == "icm"
-                else models.ar1_model(bounds, n))
+        if cfg.model == "ar1":
+            spec = models.ar1_model(bounds, n)
+        else:  # icm or icm_disc
+            make = models.icm_disc_model if cfg.model == "icm_disc" else models.icm_model
+            spec = make(bounds, n, rank=min(cfg.rank, n))
         return loop.make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
     make = models.product_model if cfg.model == "product" else models.fabolas_model
     spec = make(bounds, cfg.fidelity_bounds)

@@ -1,0 +1,194 @@
+"""Ablation of MUMBO's robustness levers (issue 13) against the two-stage baselines.
+
+    taskset -c 1 python experiments/ablation_mumbo.py --problems hartmann3 --seeds 3 --budget 150 \
+        --levers base,fit,floor,disc,inc_target,protect --baselines mt_ei,mf_gp_ucb,ei
+
+Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = today's
+MUMBO-10). Levers (all OFF in today's defaults):
+
+* ``fit``: 4 L-BFGS restarts (previous, defaults, 2 random) x 200 iterations instead of 2 x 50.
+* ``floor``: ICM whose target-specific variance kappa_0 is floored at 5 % of the shared
+  target variance (W W^T)_00 (``ModelSpec.target_floor``), so cheap fidelities cannot be
+  fitted as perfectly correlated with the target (rho <= 0.976).
+* ``floor20``: the same with a 20 % floor (rho <= 0.91).
+* ``disc``: ICM plus a target-only discrepancy GP with its own ARD lengthscales and
+  variance (``icm_disc``), floored at 5 % of (W W^T)_00.
+* ``inc_target``: recommend the best posterior mean of g among x evaluated AT THE TARGET.
+* ``lcb``: recommend the evaluated x with the best lower bound mu_g - 2 sd_g.
+* ``faces``: a quarter of the maximiser's random candidates snapped onto the box's
+  faces/edges/corners (``BOSettings.boundary_frac``).
+* ``nuts`` (research13 only, not ported to the package yet: ``BOSettings.hmc_samples``
+  does not exist here): hyper-parameters marginalised by BlackJAX NUTS.
+* ``protect``: when the recommended x (best posterior mean) has no target evaluation,
+  query it at the target (a target-protecting rule).
+
+Baselines (``mt_ei``, ``mf_gp_ucb``, ``ei``, ...) run with the same model and fit settings
+as ``base``. Output: one JSON per problem under experiments/results13/ with per-seed
+curves, the fidelity of every evaluation, and per-step overheads; a summary is printed
+(median regret at cost checkpoints, fraction of evaluations at the target, overhead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import sys
+import time
+
+import jax
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+try:
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+except AttributeError:
+    pass
+
+try:
+    import mumbo_jax  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
+from mumbo_jax.bo.compiled import backend_batching  # noqa: E402
+from mumbo_jax.bo.settings import BOSettings  # noqa: E402
+from mumbo_jax.bo.timing import StepClock  # noqa: E402
+
+OUT = pathlib.Path(__file__).resolve().parent / "results13"
+
+# lever -> (settings overrides, model kind or None, spec overrides)
+LEVERS = {
+    "base": ({}, None, {}),
+    "fit": ({"fit_restarts": 4, "fit_max_iter": 200}, None, {}),
+    "floor": ({}, None, {"target_floor": 0.05}),
+    "floor20": ({}, None, {"target_floor": 0.2}),
+    "disc": ({}, "icm_disc", {"target_floor": 0.05}),
+    "inc_target": ({"incumbent_rule": "target"}, None, {}),
+    "lcb": ({"incumbent_rule": "lcb"}, None, {}),
+    "protect": ({"protect_target": True}, None, {}),
+    "faces": ({"boundary_frac": 0.25}, None, {}),
+}
+
+
+def build(problem, variant: str, common: dict):
+    """(settings, task) of a variant: 'mumbo[+lever...]' levers or a baseline strategy."""
+    parts = variant.split("+")
+    strategy = "mumbo" if parts[0] in LEVERS else parts[0]
+    levers = [p for p in parts if p in LEVERS]
+    unknown = [p for p in parts[1:] if p not in LEVERS]
+    if unknown:
+        raise ValueError(f"unknown levers {unknown}; allowed {sorted(LEVERS)}")
+    kw, model, spec_kw = dict(common), None, {}
+    for lev in levers:
+        s, m, sp = LEVERS[lev]
+        kw.update(s)
+        model = m or model
+        spec_kw.update(sp)
+    settings = BOSettings(strategy=strategy, **kw)
+    task = tasks.problem_task(problem, model)
+    if spec_kw:
+        spec = dataclasses.replace(task.spec, **spec_kw)
+        task = dataclasses.replace(task, spec=spec)
+    return settings, task
+
+
+def at_cost(cost_spent, regret, c):
+    """Regret of the recommendation once cost c has been spent (last state with spent <= c)."""
+    cs, r = np.asarray(cost_spent, float), np.asarray(regret, float)
+    ok = np.isfinite(cs) & np.isfinite(r) & (cs <= c + 1e-9)
+    return float(r[ok][-1]) if ok.any() else float("nan")
+
+
+def run_variant(problem, variant, seeds, budget, max_evals, common):
+    settings, task = build(problem, variant, common)
+    clock = StepClock()
+    t0 = time.perf_counter()
+    h = tasks.run_problem(problem, budget, seeds, settings, task=task, max_evals=max_evals, clock=clock,
+                          **backend_batching())
+    h = jax.tree_util.tree_map(np.asarray, h)
+    wall = time.perf_counter() - t0
+    per_seed = []
+    for i, seed in enumerate(seeds):
+        n = int(h.n_evals[i])
+        z = h.z[i, :n]
+        over = [o["total"] for o in clock.overheads(seed, n)]
+        per_seed.append({
+            "seed": int(seed), "n_evals": n,
+            "cost_spent": h.cost_spent[i, :n + 1].tolist(), "regret": h.regret[i, :n + 1].tolist(),
+            "z": np.round(z, 6).tolist(), "n_target": int(np.sum(np.abs(z - float(task.target_z[0])) < 1e-9)),
+            "overheads": over,
+        })
+    return {"variant": variant, "settings": dataclasses.asdict(settings), "model": task.spec.kind,
+            "spec": dataclasses.asdict(task.spec), "wall_s": wall, "per_seed": per_seed}
+
+
+def summarise(rec, checkpoints):
+    ps = rec["per_seed"]
+    row = {}
+    for c in checkpoints:
+        row[f"r@{c:g}"] = float(np.median([at_cost(s["cost_spent"], s["regret"], c) for s in ps]))
+    row["r_final"] = float(np.median([s["regret"][-1] for s in ps]))
+    # worst rise of the recommendation's regret during a run (above its running minimum)
+    row["worst_rise"] = float(max(np.nanmax(np.asarray(s["regret"]) - np.fmin.accumulate(np.asarray(s["regret"])))
+                                  for s in ps))
+    row["frac_target"] = float(np.sum([s["n_target"] for s in ps]) / max(1, np.sum([s["n_evals"] for s in ps])))
+    over = [o for s in ps for o in s["overheads"][1:] if o is not None]  # step 0 compiles
+    row["step_s"] = float(np.median(over)) if over else float("nan")
+    row["wall_s"] = rec["wall_s"]
+    return row
+
+
+def report(paths):
+    """Print a markdown table per results file (``--report FILE ...``)."""
+    for path in paths:
+        res = json.loads(pathlib.Path(path).read_text())
+        rows = {v: r["summary"] for v, r in res["variants"].items()}
+        keys = list(next(iter(rows.values())).keys())
+        print(f"\n{res['problem']}, budget {res['budget']:g}, seeds {res['seeds']}\n")
+        print("| variant | " + " | ".join(keys) + " |")
+        print("|---" * (len(keys) + 1) + "|")
+        for v, row in rows.items():
+            print(f"| {v} | " + " | ".join(f"{row[k]:.3g}" for k in keys) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", default="hartmann3")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seed0", type=int, default=0)
+    ap.add_argument("--budget", type=float, default=150.0)
+    ap.add_argument("--max-evals", type=int, default=120)
+    ap.add_argument("--levers", default="base", help="comma-separated variants, e.g. base,fit,disc+fit")
+    ap.add_argument("--baselines", default="", help="comma-separated strategies, e.g. mt_ei,mf_gp_ucb,ei")
+    ap.add_argument("--refit-every", type=int, default=5)
+    ap.add_argument("--checkpoints", default="25,50,100")
+    ap.add_argument("--tag", default="screen")
+    ap.add_argument("--report", nargs="*", default=None, help="print tables of these results files and exit")
+    args = ap.parse_args()
+    if args.report is not None:
+        return report(args.report)
+    seeds = list(range(args.seed0, args.seed0 + args.seeds))
+    common = {"refit_every": args.refit_every}
+    variants = [("mumbo" if v == "base" else "mumbo+" + v) for v in args.levers.split(",") if v]
+    variants += [b for b in args.baselines.split(",") if b]
+    checkpoints = [float(c) for c in args.checkpoints.split(",")] + [args.budget]
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in args.problems.split(","):
+        problem = problems.get_problem(name)
+        path = OUT / f"{args.tag}_{name}_b{args.budget:g}_s{args.seed0}-{seeds[-1]}.json"
+        results = json.loads(path.read_text()) if path.is_file() else {
+            "problem": name, "budget": args.budget, "seeds": seeds, "max_evals": args.max_evals,
+            "refit_every": args.refit_every, "variants": {}}
+        for v in variants:
+            rec = run_variant(problem, v, seeds, args.budget, args.max_evals, common)
+            rec["summary"] = summarise(rec, checkpoints)
+            results["variants"][v] = rec
+            path.write_text(json.dumps(results))
+            print(name, v, json.dumps({k: (round(x, 5) if isinstance(x, float) else x)
+                                       for k, x in rec["summary"].items()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
