@@ -1,0 +1,75 @@
+"""Synthetic multi-fidelity benchmark problems (Moss et al. 2020, Appendix B).
+
+Every problem is an immutable :class:`Problem` holding a pure, JAX-traceable
+function ``f(x, z)`` together with everything a benchmark run needs: the box,
+the fidelity space, the query costs, the observation-noise variances, the
+direction of optimisation and the optimum of the target.
+
+Conventions
+-----------
+* ``x`` has shape ``[dim]`` and lives in ``problem.bounds`` (``[dim, 2]``,
+  columns lower/upper).  Batch with ``jax.vmap``.
+* Discrete fidelities are integers ``z in {0, ..., n_fidelities - 1}`` and
+  **fidelity 0 is the target** (highest, most expensive).  ``z`` may be a
+  traced integer: the functions select with ``lax.switch`` / indexing, never
+  with Python branching on ``z``.  A concrete integer out of range, or a
+  float (concrete, or traced with a float dtype), raises ``ValueError``; a
+  traced integer is clamped into range.
+* The continuous problem (``currin_continuous``) takes a float ``z`` in
+  ``fidelity_bounds = (0, 1)``; its target is ``z = 1``.
+* ``problem.f`` returns values in the problem's own sense (``maximise`` says
+  which).  :func:`objective` always returns the MAXIMISATION form
+  (``-f`` for minimised problems), which is what the optimiser consumes.
+* Everything is float64: enable ``jax.config.update("jax_enable_x64", True)``.
+
+The problems (costs per fidelity, target first):
+
+=====================  ===  ==========  ======================  ====  ==============
+name                   d    fidelities  costs                   sense optimum
+=====================  ===  ==========  ======================  ====  ==============
+``forrester``          1    3           10, 5, 2                min   -6.020740
+``currin``             2    2           10, 1                   max   13.798722
+``hartmann3``          3    3           100, 10, 1              min   -3.862780
+``hartmann6``          6    4           1000, 100, 10, 1        min   -3.322368
+``borehole``           8    2           10, 1                   max   309.830868
+``rosenbrock``         2    2           1000, 1 (noisy)         min   0
+``currin_continuous``  2    z in [0,1]  0.1 + z^2               max   13.798722
+``park``               4    2           10, 1                   max   25.589254
+``branin_aug``         2    2           10, 1                   min   0.397887
+=====================  ===  ==========  ======================  ====  ==============
+
+``park`` (Park 1991, fidelities of Xiong et al. 2013) and ``branin_aug`` (Wu et al.
+2019's augmented Branin at s = 1, 0.5) are not in the MUMBO paper (issue 13): a
+near-perfectly correlated cheap fidelity, and a correlated one with its optimum elsewhere.
+
+The optima stored here were computed numerically (multistart L-BFGS-B and
+root finding on the gradient) and are checked in ``tests/test_problems.py``.
+
+Example
+-------
+>>> import jax, jax.numpy as jnp
+>>> jax.config.update("jax_enable_x64", True)
+>>> from mumbo_jax.benchmarks import problems
+>>> p = problems.get_problem("hartmann3")
+>>> X = jnp.full((5, 3), 0.5)
+>>> jax.vmap(lambda x: problems.objective(p, x, 0))(X).shape
+(5,)
+"""
+
+
+from mumbo_jax.benchmarks.problems.literature import branin_aug, park
+from mumbo_jax.benchmarks.problems.paper import (
+    borehole, currin, currin_continuous, forrester, hartmann3, hartmann6, rosenbrock,
+)
+from mumbo_jax.benchmarks.problems.problem import (
+    Problem, cost, noise_variance, noisy_objective, noisy_observation, objective, sample_inputs, simple_regret,
+    target_value,
+)
+from mumbo_jax.benchmarks.problems.registry import PROBLEMS, get_problem
+
+__all__ = [
+    "Problem", "PROBLEMS", "get_problem", "objective", "target_value", "cost", "noise_variance",
+    "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
+    "forrester", "currin", "hartmann3", "hartmann6", "borehole", "rosenbrock", "park", "branin_aug",
+    "currin_continuous",
+]

@@ -1,0 +1,263 @@
+"""The :class:`Problem` record, the helpers the benchmark functions share, and the
+functions of a problem (objective in maximisation form, cost, noise, regret, sampling)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+Array = jax.Array
+
+__all__ = ["Problem", "Array", "check_concrete_fidelity", "switch_core", "eval_discrete", "as_x", "objective",
+           "target_value", "cost", "noise_variance", "noisy_observation", "noisy_objective", "simple_regret",
+           "sample_inputs"]
+
+
+# --------------------------------------------------------------------------
+# The problem description
+# --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False)
+class Problem:
+    """An immutable multi-fidelity benchmark problem.
+
+    Instances hash by identity, so a problem can be passed to ``jax.jit`` as a
+    static argument (``static_argnums``) or simply closed over.
+
+    Attributes:
+        name: registry key, e.g. ``"hartmann3"``.
+        dim: input dimension ``d``.
+        bounds: read-only float64 array ``[d, 2]`` of lower/upper bounds.
+        fidelity_kind: ``"discrete"`` or ``"continuous"``.
+        n_fidelities: number of discrete fidelities (``None`` if continuous).
+        fidelity_bounds: ``(low, high)`` of a continuous fidelity
+            (``None`` if discrete).
+        target_fidelity: ``0`` for discrete problems (fidelity 0 is the
+            target), ``1.0`` for the continuous Currin problem.
+        costs: query cost per discrete fidelity, target first (``None`` if
+            continuous).
+        cost_function: ``z -> cost`` for a continuous fidelity (``None`` if
+            discrete).  Use :func:`cost` for either kind.
+        noise_variances: Gaussian observation-noise variance per discrete
+            fidelity; for a continuous problem a 1-tuple applying to every z.
+            Zero means noiseless.  Use :func:`noise_variance`.
+        maximise: ``True`` if the benchmark maximises ``f``, ``False`` if it
+            minimises it.
+        optimum_value: the optimum of the target ``f(., target_fidelity)`` in
+            the problem's own sense (max if ``maximise`` else min).
+        optimum_location: read-only float64 array ``[d]``: a point attaining
+            ``optimum_value`` (for ``currin_continuous`` the optimiser is not
+            unique, see its docstring).
+        f: the pure function ``f(x, z) -> scalar`` (``x`` shape ``[d]``).
+        reference: where the formula comes from.
+    """
+
+    name: str
+    dim: int
+    bounds: np.ndarray
+    fidelity_kind: str
+    n_fidelities: int | None
+    fidelity_bounds: tuple[float, float] | None
+    target_fidelity: int | float
+    costs: tuple[float, ...] | None
+    cost_function: Callable[[Array], Array] | None
+    noise_variances: tuple[float, ...]
+    maximise: bool
+    optimum_value: float
+    optimum_location: np.ndarray
+    f: Callable[[Array, Array], Array]
+    reference: str = "Moss, Leslie & Rayson (2020), MUMBO, Appendix B"
+
+    def __post_init__(self) -> None:
+        bounds = np.array(self.bounds, dtype=np.float64).reshape(self.dim, 2)
+        bounds.setflags(write=False)
+        loc = np.array(self.optimum_location, dtype=np.float64).reshape(self.dim)
+        loc.setflags(write=False)
+        object.__setattr__(self, "bounds", bounds)
+        object.__setattr__(self, "optimum_location", loc)
+        if self.fidelity_kind not in ("discrete", "continuous"):
+            raise ValueError(
+                f"fidelity_kind must be 'discrete' or 'continuous', got "
+                f"{self.fidelity_kind!r}"
+            )
+        if self.fidelity_kind == "discrete":
+            if self.n_fidelities is None or self.costs is None:
+                raise ValueError("a discrete problem needs n_fidelities and costs")
+            if len(self.costs) != self.n_fidelities or len(
+                self.noise_variances
+            ) != self.n_fidelities:
+                raise ValueError("costs/noise_variances need one entry per fidelity")
+        else:
+            if self.fidelity_bounds is None or self.cost_function is None:
+                raise ValueError(
+                    "a continuous problem needs fidelity_bounds and cost_function"
+                )
+
+    @property
+    def lower(self) -> np.ndarray:
+        """Lower bounds, shape ``[d]``."""
+        return self.bounds[:, 0]
+
+    @property
+    def upper(self) -> np.ndarray:
+        """Upper bounds, shape ``[d]``."""
+        return self.bounds[:, 1]
+
+    @property
+    def is_discrete(self) -> bool:
+        """Whether the fidelity space is a finite set of integers."""
+        return self.fidelity_kind == "discrete"
+
+    @property
+    def fidelities(self) -> tuple[int, ...]:
+        """The discrete fidelity indices ``(0, ..., n_fidelities - 1)``."""
+        if not self.is_discrete:
+            raise ValueError(f"{self.name!r} has a continuous fidelity")
+        return tuple(range(self.n_fidelities))
+
+    def __repr__(self) -> str:  # arrays and callables make the default noisy
+        fid = (
+            f"n_fidelities={self.n_fidelities}, costs={self.costs}"
+            if self.is_discrete
+            else f"fidelity_bounds={self.fidelity_bounds}"
+        )
+        return (
+            f"Problem(name={self.name!r}, dim={self.dim}, {fid}, "
+            f"maximise={self.maximise}, optimum_value={self.optimum_value})"
+        )
+
+
+# --------------------------------------------------------------------------
+# Helpers for the fidelity index
+# --------------------------------------------------------------------------
+def check_concrete_fidelity(z, n: int, name: str) -> None:
+    """Validate a discrete fidelity index.
+
+    Rejects booleans, floats (concrete or traced: the dtype is static) and
+    concrete integers outside ``0..n-1``.  A traced integer cannot be checked
+    and is clamped into range by the evaluation.
+    """
+    if isinstance(z, (bool, np.bool_, float, np.floating)) or (
+        hasattr(z, "dtype") and not jnp.issubdtype(z.dtype, jnp.integer)
+    ):
+        raise ValueError(f"{name}: fidelity must be an integer index, got {z!r}")
+    if isinstance(z, (int, np.integer)) and not 0 <= int(z) < n:
+        raise ValueError(
+            f"{name}: fidelity {int(z)} out of range; allowed 0..{n - 1} "
+            "(0 is the target)"
+        )
+
+
+def switch_core(branches):
+    """A jitted ``(x, z) -> branches[z](x)`` for a possibly traced integer ``z``.
+
+    Jitting once at module level means eager calls hit the compilation cache
+    instead of re-tracing ``lax.switch`` every time; inside a user's ``jit``
+    or ``vmap`` the call is simply inlined.
+    """
+
+    @jax.jit
+    def core(x, z):
+        return jax.lax.switch(jnp.asarray(z, dtype=jnp.int32), branches, x)
+
+    return core
+
+
+def eval_discrete(core, x, z, dim: int, n: int, name: str) -> Array:
+    check_concrete_fidelity(z, n, name)
+    return core(as_x(x, dim), z)
+
+
+def as_x(x, dim: int) -> Array:
+    x = jnp.asarray(x, dtype=jnp.float64)
+    if x.shape != (dim,):
+        raise ValueError(f"x must have shape ({dim},), got {x.shape}; use jax.vmap")
+    return x
+
+
+
+
+# --------------------------------------------------------------------------
+# Functions of a problem
+# --------------------------------------------------------------------------
+def _sign(problem: Problem) -> float:
+    return 1.0 if problem.maximise else -1.0
+
+
+def objective(problem: Problem, x: Array, z) -> Array:
+    """``f(x, z)`` in MAXIMISATION convention: ``f`` if maximised, else ``-f``.
+
+    Args:
+        problem: the benchmark.
+        x: shape ``[dim]``.
+        z: fidelity (int index or float, may be traced).
+
+    Returns:
+        Scalar float64.
+    """
+    return _sign(problem) * problem.f(x, z)
+
+
+def target_value(problem: Problem, x: Array) -> Array:
+    """``f(x, target_fidelity)`` in the problem's own sense."""
+    return problem.f(x, problem.target_fidelity)
+
+
+def cost(problem: Problem, z) -> Array:
+    """Query cost of fidelity ``z`` (traceable).
+
+    Discrete: ``costs[z]`` (a concrete out-of-range ``z`` raises; a traced one
+    is clamped).  Continuous: ``cost_function(z)``, e.g. ``0.1 + z^2``.
+    """
+    if problem.is_discrete:
+        check_concrete_fidelity(z, problem.n_fidelities, problem.name)
+        table = jnp.asarray(problem.costs, dtype=jnp.float64)
+        return jnp.take(table, jnp.asarray(z, dtype=jnp.int32), mode="clip")
+    return problem.cost_function(z)
+
+
+def noise_variance(problem: Problem, z) -> Array:
+    """Observation-noise variance of fidelity ``z`` (traceable; 0 = noiseless)."""
+    table = jnp.asarray(problem.noise_variances, dtype=jnp.float64)
+    if problem.is_discrete:
+        check_concrete_fidelity(z, problem.n_fidelities, problem.name)
+        return jnp.take(table, jnp.asarray(z, dtype=jnp.int32), mode="clip")
+    return jnp.broadcast_to(table[0], jnp.shape(z))
+
+
+def noisy_observation(problem: Problem, key: Array, x: Array, z) -> Array:
+    """``y = f(x, z) + eps``, ``eps ~ N(0, noise_variance(z))``, problem's own sense.
+
+    Noise-free problems return ``f(x, z)`` exactly (the noise term is
+    ``sqrt(0) * normal = 0``).
+    """
+    eps = jax.random.normal(key, (), dtype=jnp.float64)
+    return problem.f(x, z) + jnp.sqrt(noise_variance(problem, z)) * eps
+
+
+def noisy_objective(problem: Problem, key: Array, x: Array, z) -> Array:
+    """:func:`noisy_observation` in maximisation convention (sign applied)."""
+    return _sign(problem) * noisy_observation(problem, key, x, z)
+
+
+def simple_regret(problem: Problem, x: Array) -> Array:
+    """Simple regret of ``x`` at the target fidelity, ``>= 0``.
+
+    ``optimum_value - f(x, target)`` for a maximised problem and
+    ``f(x, target) - optimum_value`` for a minimised one (i.e.
+    ``|optimum_value - f(x, target)|`` taken in the right direction), floored
+    at 0 to absorb rounding at the optimiser itself.
+    """
+    gap = _sign(problem) * (problem.optimum_value - target_value(problem, x))
+    return jnp.maximum(gap, 0.0)
+
+
+def sample_inputs(problem: Problem, key: Array, n: int) -> Array:
+    """``n`` points drawn uniformly in ``problem.bounds``, shape ``[n, dim]``."""
+    u = jax.random.uniform(key, (n, problem.dim), dtype=jnp.float64)
+    lo = jnp.asarray(problem.lower)
+    hi = jnp.asarray(problem.upper)
+    return lo + u * (hi - lo)
