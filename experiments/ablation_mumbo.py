@@ -55,6 +55,7 @@ from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo.compiled import backend_batching  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.bo.timing import StepClock  # noqa: E402
+from mumbo_jax.run import compare  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent / "results13"
 
@@ -94,13 +95,6 @@ def build(problem, variant: str, common: dict):
     return settings, task
 
 
-def at_cost(cost_spent, regret, c):
-    """Regret of the recommendation once cost c has been spent (last state with spent <= c)."""
-    cs, r = np.asarray(cost_spent, float), np.asarray(regret, float)
-    ok = np.isfinite(cs) & np.isfinite(r) & (cs <= c + 1e-9)
-    return float(r[ok][-1]) if ok.any() else float("nan")
-
-
 def run_variant(problem, variant, seeds, budget, max_evals, common):
     settings, task = build(problem, variant, common)
     clock = StepClock()
@@ -128,7 +122,7 @@ def summarise(rec, checkpoints):
     ps = rec["per_seed"]
     row = {}
     for c in checkpoints:
-        row[f"r@{c:g}"] = float(np.median([at_cost(s["cost_spent"], s["regret"], c) for s in ps]))
+        row[f"r@{c:g}"] = float(np.median([compare.regret_at_cost(s["cost_spent"], s["regret"], c) for s in ps]))
     row["r_final"] = float(np.median([s["regret"][-1] for s in ps]))
     # worst rise of the recommendation's regret during a run (above its running minimum)
     row["worst_rise"] = float(max(np.nanmax(np.asarray(s["regret"]) - np.fmin.accumulate(np.asarray(s["regret"])))

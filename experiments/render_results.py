@@ -292,9 +292,32 @@ def render_fastcv(root, model):
     return "\n".join(lines) + "\n"
 
 
+def render_ablation(root, rel):
+    """An issue-13 screen (``experiments/ablation_mumbo.py``, JSON under
+    experiments/results13/): per variant, median regret of the recommendation at cost
+    25 / 50 / 100 / the budget, the worst rise of a run's recommended regret above its
+    running minimum, and the share of evaluations at the target."""
+    compare = _compare_module()
+    res = _load(root, f"experiments/results13/{rel}")
+    checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
+    head = " | ".join(f"@{c:g}" for c in checkpoints)
+    lines = [f"{res['problem']}, budget {res['budget']:g}, seeds {res['seeds']} (median over seeds)", "",
+             f"| variant | {head} | worst rise | at target |", "|---" * (len(checkpoints) + 3) + "|"]
+    for name, rec in res["variants"].items():
+        seeds = rec["per_seed"]
+        cells = [_num(float(np.median([compare.regret_at_cost(s["cost_spent"], s["regret"], c) for s in seeds])))
+                 for c in checkpoints]
+        rise = max(float(np.nanmax(np.asarray(s["regret"], float) - np.fmin.accumulate(np.asarray(s["regret"], float))))
+                   for s in seeds)
+        share = sum(s["n_target"] for s in seeds) / max(1, sum(s["n_evals"] for s in seeds))
+        lines.append(f"| {name} | {' | '.join(cells)} | {_num(rise)} | {100 * share:.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
-             "step_overhead": render_step_overhead, "fastcv": render_fastcv}
+             "step_overhead": render_step_overhead, "fastcv": render_fastcv,
+             "ablation": render_ablation}
 
 
 # --------------------------------------------------------------------------- driver

@@ -31,7 +31,7 @@ import numpy as np
 
 from mumbo_jax.run.config import CompareConfig
 
-__all__ = ["THRESHOLDS", "cost_to_reach", "summarise_strategy", "markdown_table", "paired_comparison",
+__all__ = ["THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
            "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "run_compare", "render"]
 
 THRESHOLDS = (1e-2, 1e-3)
@@ -45,6 +45,14 @@ def cost_to_reach(cost_spent, regret, threshold: float) -> float:
     c, r = c[keep], r[keep]
     hit = np.nonzero(r <= threshold)[0]
     return float(c[hit[0]]) if hit.size else math.inf
+
+
+def regret_at_cost(cost_spent, regret, cost: float) -> float:
+    """The regret of the recommendation once ``cost`` has been spent: the last state
+    with ``cost_spent <= cost`` (NaN if there is none)."""
+    c, r = np.asarray(cost_spent, float), np.asarray(regret, float)
+    ok = np.isfinite(c) & np.isfinite(r) & (c <= cost + 1e-9)
+    return float(r[ok][-1]) if ok.any() else math.nan
 
 
 def _finite_or_none(v):
