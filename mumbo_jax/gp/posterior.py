@@ -393,6 +393,7 @@ def incumbent(post: Posterior, target: Target):
     excluded) and that mean, in the units of y. The one copy of the incumbent: the BO
     loops record it, EI / MT-EI / MTBO use its value as their threshold, and the g*
     floor starts from it."""
+    require_x64("calling posterior.incumbent")
     mu, _ = target_moments(post, evaluated_inputs(post), target)
     mu = jnp.where(post.mask > 0, mu, -jnp.inf)
     i = jnp.argmax(mu)
