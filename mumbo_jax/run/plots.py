@@ -42,6 +42,17 @@ def step_interpolate(cost_spent, values, grid):
     return values[np.clip(idx, 0, len(values) - 1)]
 
 
+def _curves_on_grid(curves, n_grid, max_cost):
+    """``(grid [m], regret [seeds, m])``: every seed's curve step-interpolated on the common
+    cost grid ``[0, max_cost]`` (default: the largest cost spent by any seed)."""
+    if not curves:
+        raise ValueError("no curves to summarise")
+    if max_cost is None:
+        max_cost = max(float(np.nanmax(np.asarray(c, float))) for c, _ in curves)
+    grid = np.linspace(0.0, max(max_cost, 0.0), n_grid)
+    return grid, np.stack([step_interpolate(c, r, grid) for c, r in curves])
+
+
 def regret_statistics(curves: Sequence[tuple], n_grid: int = 400, max_cost: float | None = None):
     """Mean and standard error over seeds of step-interpolated regret curves.
 
@@ -53,12 +64,7 @@ def regret_statistics(curves: Sequence[tuple], n_grid: int = 400, max_cost: floa
     Returns:
         ``(grid [m], mean [m], stderr [m])``; the standard error is 0 for one seed.
     """
-    if not curves:
-        raise ValueError("no curves to summarise")
-    if max_cost is None:
-        max_cost = max(float(np.nanmax(np.asarray(c, float))) for c, _ in curves)
-    grid = np.linspace(0.0, max(max_cost, 0.0), n_grid)
-    on_grid = np.stack([step_interpolate(c, r, grid) for c, r in curves])
+    grid, on_grid = _curves_on_grid(curves, n_grid, max_cost)
     n = np.sum(np.isfinite(on_grid), axis=0)
     # where fewer than two seeds have data (a seed stopped early), the mean is that seed's
     # value (NaN where none has) and the standard error 0, without numpy's warnings
@@ -84,12 +90,7 @@ def regret_quantiles(curves: Sequence[tuple], quantiles=(0.25, 0.5, 0.75), n_gri
     Returns:
         ``(grid [m], values [len(quantiles), m])`` (NaN where no seed has data).
     """
-    if not curves:
-        raise ValueError("no curves to summarise")
-    if max_cost is None:
-        max_cost = max(float(np.nanmax(np.asarray(c, float))) for c, _ in curves)
-    grid = np.linspace(0.0, max(max_cost, 0.0), n_grid)
-    on_grid = np.stack([step_interpolate(c, r, grid) for c, r in curves])
+    grid, on_grid = _curves_on_grid(curves, n_grid, max_cost)
     out = np.full((len(quantiles), grid.size), np.nan)
     has = np.isfinite(on_grid).any(axis=0)
     if has.any():
