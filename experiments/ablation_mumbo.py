@@ -19,6 +19,9 @@ MUMBO-10). Levers (all OFF in today's defaults):
   faces/edges/corners (``BOSettings.boundary_frac``).
 * ``nuts`` (research13 only, not ported to the package yet: ``BOSettings.hmc_samples``
   does not exist here): hyper-parameters marginalised by BlackJAX NUTS.
+* ``local``: a quarter of the maximiser's random candidates drawn near the 4 best evaluated
+  x (posterior mean of g) at scales 0.1 / 0.03 / 0.01 / 0.003 of the box
+  (``BOSettings.local_frac``).
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
@@ -70,6 +73,7 @@ LEVERS = {
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),
     "protect": ({"protect_target": True}, None, {}),
     "faces": ({"boundary_frac": 0.25}, None, {}),
+    "local": ({"local_frac": 0.25}, None, {}),
 }
 
 
@@ -104,11 +108,17 @@ def run_variant(problem, variant, seeds, budget, max_evals, common):
     h = jax.tree_util.tree_map(np.asarray, h)
     wall = time.perf_counter() - t0
     per_seed = []
+    sign = 1.0 if problem.maximise else -1.0
     for i, seed in enumerate(seeds):
         n = int(h.n_evals[i])
         z = h.z[i, :n]
         over = [o["total"] for o in clock.overheads(seed, n)]
+        # is the true target value at the recommendation inside the model's 95 % interval?
+        truth = sign * h.incumbent_value[i, :n + 1]
+        covered = np.abs(h.incumbent_mean[i, :n + 1] - truth) <= 1.96 * h.incumbent_sd[i, :n + 1]
         per_seed.append({
+            "covered": covered.astype(int).tolist(), "pred_mean": h.incumbent_mean[i, :n + 1].tolist(),
+            "pred_sd": h.incumbent_sd[i, :n + 1].tolist(),
             "seed": int(seed), "n_evals": n,
             "cost_spent": h.cost_spent[i, :n + 1].tolist(), "regret": h.regret[i, :n + 1].tolist(),
             "z": np.round(z, 6).tolist(), "n_target": int(np.sum(np.abs(z - float(task.target_z[0])) < 1e-9)),
@@ -127,6 +137,8 @@ def summarise(rec, checkpoints):
     # worst rise of the recommendation's regret during a run (above its running minimum)
     row["worst_rise"] = float(max(np.nanmax(np.asarray(s["regret"]) - np.fmin.accumulate(np.asarray(s["regret"])))
                                   for s in ps))
+    if all("covered" in s for s in ps):  # results written before the coverage was recorded have none
+        row["coverage"] = float(np.mean(np.concatenate([s["covered"] for s in ps])))
     row["frac_target"] = float(np.sum([s["n_target"] for s in ps]) / max(1, np.sum([s["n_evals"] for s in ps])))
     over = [o for s in ps for o in s["overheads"][1:] if o is not None]  # step 0 compiles
     row["step_s"] = float(np.median(over)) if over else float("nan")

@@ -181,8 +181,8 @@ def history(n_seeds: int, n: int, max_evals: int, d: int = 1) -> loop.History:
         x=rep(np.full((max_evals, d), 0.5)), z=rep(np.full(max_evals, 2.0)), y=rep(np.zeros(max_evals)),
         cost=rep(np.full(max_evals, 2.0)), cost_spent=rep(np.where(k <= n, 2.0 * k, np.nan)),
         incumbent_x=rep(np.full((max_evals + 1, d), 0.5)), incumbent_value=rep(np.zeros(max_evals + 1)),
-        regret=rep(np.where(k <= n, 0.5 ** k, np.nan)), n_evals=np.full(n_seeds, n),
-        initial_cost=np.full(n_seeds, 34.0))
+        regret=rep(np.where(k <= n, 0.5 ** k, np.nan)), incumbent_mean=rep(np.zeros(max_evals + 1)),
+        incumbent_sd=rep(np.ones(max_evals + 1)), n_evals=np.full(n_seeds, n), initial_cost=np.full(n_seeds, 34.0))
 
 
 def test_run_writes_each_finished_seed_before_a_late_failure(tmp_path, monkeypatch):

@@ -49,6 +49,8 @@ def test_every_rule_makes_the_same_decisions_in_both_loops(strategy):
     np.testing.assert_allclose(h.y[0, :N_STEPS], y, rtol=1e-12)
     regret = [float(problems.simple_regret(prob, jnp.asarray(x))) for x in h.incumbent_x[0, :N_STEPS + 1]]
     np.testing.assert_allclose(h.regret[0, :N_STEPS + 1], regret, rtol=1e-12, atol=1e-14)
+    # the model's prediction at the incumbent is recorded for coverage checks
+    assert np.all(np.isfinite(h.incumbent_mean[0, :N_STEPS + 1])) and np.all(h.incumbent_sd[0, :N_STEPS + 1] >= 0)
     # the incumbent is an evaluated point with the best posterior mean: the same in both loops
     x_inc, _ = opt.incumbent()
     np.testing.assert_allclose(x_inc, h.incumbent_x[0, N_STEPS], rtol=0, atol=X_TOL)
@@ -127,11 +129,11 @@ def test_backend_batching_is_map_on_cpu():
 
 
 def test_issue13_levers_make_the_same_decisions_in_both_loops():
-    """incumbent_rule, protect_target and boundary_frac reach both drivers: the compiled
+    """incumbent_rule, protect_target, boundary_frac and local_frac reach both drivers: the compiled
     run and ask/tell agree, every recorded incumbent (rule "target") is an x evaluated
     at the target, and the target is queried at least once (protect_target)."""
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, incumbent_rule="target", protect_target=True, boundary_frac=0.25)
+    settings = with_(FAST, incumbent_rule="target", protect_target=True, boundary_frac=0.25, local_frac=0.25)
     h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=3)
     opt = loop.AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, 3)

@@ -115,6 +115,44 @@ def test_snap_to_faces_puts_a_fraction_on_the_boundary():
     np.testing.assert_array_equal(optimize.snap_to_faces(jax.random.PRNGKey(1), u, 0.0), u)
 
 
+def test_near_anchors_draws_the_last_fraction_around_the_anchors():
+    u = jax.random.uniform(jax.random.PRNGKey(0), (400, 5))
+    anchors = jnp.asarray([[0.3] * 5, [0.7] * 5])
+    s = np.asarray(optimize.near_anchors(jax.random.PRNGKey(1), u, anchors, 0.25))
+    np.testing.assert_array_equal(s[:300], u[:300])  # only the last quarter moves
+    local = s[300:]
+    assert np.all((local >= 0) & (local <= 1))
+    i = np.arange(100)
+    scales = np.asarray(optimize.LOCAL_SCALES)[i % len(optimize.LOCAL_SCALES)]
+    centres = np.asarray(anchors)[(i // len(optimize.LOCAL_SCALES)) % 2]
+    z = (local - centres) / scales[:, None]  # standard normal draws if the scales are right
+    assert np.max(np.abs(z)) < 6 and 0.8 < float(np.std(z)) < 1.2
+    np.testing.assert_array_equal(optimize.near_anchors(jax.random.PRNGKey(1), u, anchors, 0.0), u)
+
+
+def test_local_frac_lets_the_maximiser_find_a_needle_near_the_best_point():
+    """A 5-D needle of width 0.002 next to an anchor: 400 uniform candidates never land
+    within reach of its gradient; candidates drawn around the anchor do."""
+    c = jnp.full(5, 0.4)
+    acq = lambda x, z: jnp.exp(-jnp.sum((x - c) ** 2, axis=-1) / (2 * 0.002 ** 2))
+    bounds, space = jnp.asarray([[0.0, 1.0]] * 5), optimize.discrete_fidelities([1.0])
+    kw = dict(n_candidates=400, n_starts=4, n_steps=30, learning_rate=1e-3)
+    plain = optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, **kw)
+    anchors = jnp.asarray([[0.401, 0.399, 0.4, 0.402, 0.4], [0.9] * 5])
+    local = optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, anchors=anchors, local_frac=0.25, **kw)
+    assert float(plain.alpha) < 1e-6
+    assert float(local.alpha) > 0.9
+    for bad in (-0.1, 1.5, True):
+        with pytest.raises(ValueError, match="local_frac"):
+            optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, anchors=anchors, local_frac=bad, **kw)
+    with pytest.raises(ValueError, match="boundary_frac \\+ local_frac"):
+        optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, anchors=anchors, local_frac=0.6,
+                          boundary_frac=0.6, **kw)
+    with pytest.raises(ValueError, match="anchors must have shape"):
+        optimize.maximise(jax.random.PRNGKey(3), acq, bounds, space, anchors=jnp.zeros((2, 3)), local_frac=0.2,
+                          **kw)
+
+
 def test_boundary_frac_lets_the_maximiser_hit_a_corner_needle():
     """A needle at the corner (1, 1) whose value and gradient underflow to exactly 0 beyond
     0.003 of it: uniform candidates miss it, snapped candidates land on it exactly."""

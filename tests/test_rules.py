@@ -135,6 +135,22 @@ def test_incumbent_rules_against_a_direct_argmax():
         loop.BOSettings(protect_target=1)
     with pytest.raises(ValueError, match="boundary_frac"):
         loop.BOSettings(boundary_frac=2.0)
+    with pytest.raises(ValueError, match="local_frac"):
+        loop.BOSettings(local_frac=-0.5)
+    with pytest.raises(ValueError, match="at most 1"):
+        loop.BOSettings(local_frac=0.5, boundary_frac=0.75)
+
+
+def test_best_inputs_are_the_top_posterior_means_best_first():
+    from mumbo_jax.bo.incumbent import best_inputs
+    task, post, x, z, y = _cheap_outlier_posterior()
+    mu = np.asarray(posterior.target_moments(post, jnp.asarray(x), task.target)[0])
+    top = np.argsort(-mu)[:4]
+    np.testing.assert_allclose(np.asarray(best_inputs(post, task.target, 4)), x[top], atol=1e-12)
+    # more anchors than observations: the padding rows are never chosen, the best repeats
+    many = np.asarray(best_inputs(post, task.target, 12))
+    np.testing.assert_allclose(many[:9], x[np.argsort(-mu)], atol=1e-12)
+    np.testing.assert_allclose(many[9:], np.repeat(x[top[:1]], 3, axis=0), atol=1e-12)
 
 
 def test_protect_target_replaces_a_cheap_proposal_until_the_target_is_seen():

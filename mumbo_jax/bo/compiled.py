@@ -28,6 +28,7 @@ import numpy as np
 from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
+from mumbo_jax.gp import posterior
 
 __all__ = ["Benchmark", "History", "run_compiled", "backend_batching"]
 
@@ -59,6 +60,8 @@ class History(NamedTuple):
     incumbent_x: np.ndarray  # [S, E + 1, d]
     incumbent_value: np.ndarray  # [S, E + 1] true target value (problem's own sense)
     regret: np.ndarray  # [S, E + 1] simple regret of the incumbent
+    incumbent_mean: np.ndarray  # [S, E + 1] the model's posterior mean of g there (maximisation convention)
+    incumbent_sd: np.ndarray  # [S, E + 1] its posterior sd (of g, noise excluded): coverage checks
     n_evals: np.ndarray  # [S] number of BO evaluations made
     initial_cost: np.ndarray  # [S] cost of the initial design
 
@@ -90,11 +93,13 @@ def _init(task: Task, bench, key, min_buffer):
 
 @functools.partial(jax.jit, static_argnames=("bench", "rule"))
 def _score(task: Task, bench, post, buffers, rule="mean"):
-    """The incumbent's ``(x [d], true value, regret)`` (``rule``: the incumbent rule)."""
+    """The incumbent's ``(x [d], true value, regret, posterior mean of g, its sd)``
+    (``rule``: the incumbent rule)."""
     i, _ = kernel.incumbent_row(task, post, rule)
     x = buffers.x[i]
     value, regret = bench.score(x)
-    return x, value, regret
+    mu, var = posterior.target_moments(post, x[None], task.target)
+    return x, value, regret, mu[0], jnp.sqrt(jnp.maximum(var[0], 0.0))
 
 
 @functools.partial(jax.jit, static_argnames=("bench",))
@@ -200,9 +205,11 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
                 progress(History(**hist))
         k_fit, k_gstar, k_max = (jnp.moveaxis(split(loop_keys, t), 1, 0) if batched else split(loop_keys, t))
         post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)))
-        (x_inc, value, regret), t_score = timed(stages.score, post, state.buffers)
+        (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
         x_inc, value, regret = as_rows(x_inc), as_rows(value), as_rows(regret)
         on = rows[running]
+        hist["incumbent_mean"][on, t] = as_rows(mu)[running]
+        hist["incumbent_sd"][on, t] = as_rows(sd)[running]
         hist["incumbent_x"][on, t] = x_inc[running]
         hist["incumbent_value"][on, t] = value[running]
         hist["regret"][on, t] = regret[running]
@@ -279,7 +286,8 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
     hist = dict(x=np.zeros((n_seeds, e, d)), z=np.zeros((n_seeds, e)), y=np.zeros((n_seeds, e)),
                 cost=np.zeros((n_seeds, e)), cost_spent=np.full((n_seeds, e + 1), np.nan),
                 incumbent_x=np.full((n_seeds, e + 1, d), np.nan), incumbent_value=np.full((n_seeds, e + 1), np.nan),
-                regret=np.full((n_seeds, e + 1), np.nan), n_evals=np.zeros(n_seeds, int),
+                regret=np.full((n_seeds, e + 1), np.nan), incumbent_mean=np.full((n_seeds, e + 1), np.nan),
+                incumbent_sd=np.full((n_seeds, e + 1), np.nan), n_evals=np.zeros(n_seeds, int),
                 initial_cost=np.zeros(n_seeds))
     clock = StepClock() if clock is None else clock
     rows = np.arange(n_seeds)

@@ -15,11 +15,12 @@ Rules (``BOSettings.incumbent_rule``; issue 13, ``"mean"`` is the default):
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from mumbo_jax.gp import posterior
 
-__all__ = ["INCUMBENT_RULES", "LCB_SD", "evaluated_inputs", "at_target", "incumbent"]
+__all__ = ["INCUMBENT_RULES", "LCB_SD", "evaluated_inputs", "at_target", "incumbent", "best_inputs"]
 
 INCUMBENT_RULES = ("mean", "target", "lcb")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
@@ -56,3 +57,15 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
         score = mu - LCB_SD * jnp.sqrt(jnp.maximum(var, 0.0))
     i = jnp.argmax(jnp.where(valid, score, -jnp.inf))
     return i, mu[i]
+
+
+def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
+    """``[k, d]`` the evaluated x with the k best posterior means of g, best first (box
+    units; padding excluded; while fewer than k rows are observed the best repeats).
+    The maximiser's anchors for its local candidates (``BOSettings.local_frac``)."""
+    x = evaluated_inputs(post)
+    mu, _ = posterior.target_moments(post, x, target)
+    score = jnp.where(post.mask > 0, mu, -jnp.inf)
+    top, idx = jax.lax.top_k(score, k)
+    idx = jnp.where(jnp.isfinite(top), idx, idx[0])
+    return x[idx]

@@ -69,6 +69,10 @@ class BOSettings:
         boundary_frac: fraction in [0, 1] of the maximiser's random candidates moved onto
             the box's faces, edges and corners (:func:`mumbo_jax.bo.optimize.snap_to_faces`);
             0 (the default): uniform candidates only.
+        local_frac: fraction in [0, 1] of the maximiser's random candidates drawn near the
+            best evaluated x (:func:`mumbo_jax.bo.optimize.near_anchors`, the
+            :data:`mumbo_jax.bo.strategies.N_ANCHORS` best posterior means of g), at
+            several scales; 0 (the default): none. ``boundary_frac + local_frac <= 1``.
     """
 
     strategy: str = "mumbo"
@@ -90,6 +94,7 @@ class BOSettings:
     incumbent_rule: str = "mean"
     protect_target: bool = False
     boundary_frac: float = 0.0
+    local_frac: float = 0.0
 
     def __post_init__(self):
         if self.strategy not in rules.RULES:
@@ -110,6 +115,10 @@ class BOSettings:
         if not isinstance(self.protect_target, bool):
             raise ValueError(f"protect_target must be true or false, got {self.protect_target!r}")
         optimize.check_boundary_frac(self.boundary_frac)
+        optimize.check_boundary_frac(self.local_frac, "local_frac")
+        if self.boundary_frac + self.local_frac > 1.0:
+            raise ValueError(f"boundary_frac + local_frac must be at most 1, got {self.boundary_frac} + "
+                             f"{self.local_frac}")
         optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
         if self.strategy == "mtbo" and self.mtbo_representers > rules.MTBO_POOL:
             raise ValueError(f"mtbo_representers must be <= {rules.MTBO_POOL}, got {self.mtbo_representers}")

@@ -13,15 +13,18 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
-from mumbo_jax.bo.incumbent import evaluated_inputs, incumbent
+from mumbo_jax.bo.incumbent import best_inputs, evaluated_inputs, incumbent
 from mumbo_jax.bo.rules import (  # the names run/ and older code import from here, re-exported
     CONTINUOUS_ONLY, DISCRETE_ONLY, MTBO_POOL, STRATEGIES, TARGET_ONLY, USES_GSTAR, Context, check_rule,
     check_rule_for_task, mumbo_alpha, target_space,
 )
 from mumbo_jax.gp import posterior
 
-__all__ = ["propose", "protect_target", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
+__all__ = ["propose", "protect_target", "N_ANCHORS", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
            "check_rule", "mumbo_alpha"]
+
+
+N_ANCHORS = 4  # the best evaluated x (posterior mean of g) the local candidates surround
 
 
 def _per_unit_cost(acq, cost, x, z):
@@ -64,9 +67,10 @@ def propose(settings, task, post: posterior.Posterior, gstar, key, cost=None, n_
         acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
         space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
                                        space.choices)
+    anchors = best_inputs(post, task.target, N_ANCHORS) if settings.local_frac > 0 else None
     first = optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
                               settings.n_starts, settings.n_polish_steps, settings.learning_rate,
-                              settings.boundary_frac)
+                              settings.boundary_frac, anchors, settings.local_frac)
     prop = first if rule.second_stage is None else rule.second_stage(ctx, first)
     if settings.protect_target and settings.strategy not in TARGET_ONLY:
         if len(task.target_z) != 1:
