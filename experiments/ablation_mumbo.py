@@ -22,6 +22,8 @@ MUMBO-10). Levers (all OFF in today's defaults):
 * ``local``: a quarter of the maximiser's random candidates drawn near the 4 best evaluated
   x (posterior mean of g) at scales 0.1 / 0.03 / 0.01 / 0.003 of the box
   (``BOSettings.local_frac``).
+* ``exact``: g* sampled from joint posterior draws on a grid (``gstar_method = "exact"``)
+  instead of the Gumbel approximation, which treats the grid points as independent.
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
@@ -74,6 +76,7 @@ LEVERS = {
     "protect": ({"protect_target": True}, None, {}),
     "faces": ({"boundary_frac": 0.25}, None, {}),
     "local": ({"local_frac": 0.25}, None, {}),
+    "exact": ({"gstar_method": "exact"}, None, {}),
 }
 
 

@@ -33,6 +33,7 @@ SPEC = {
     # (Wu et al. 2019) at s = 1, 0.5
     "park": (4, 2, (10.0, 1.0), (0.0, 0.0), True, 25.589254, 1e-6),
     "branin_aug": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
+    "perdikaris": (1, 2, (10.0, 1.0), (0.0, 0.0), False, -1.3520063, 1e-6),
 }
 
 
@@ -150,7 +151,13 @@ def _np_branin_aug(x, m):
     return (x2 - b * x1**2 + 5 / math.pi * x1 - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x1) + 10
 
 
+def _np_perdikaris(x, m):
+    lo = math.sin(8 * math.pi * x[0])
+    return (x[0] - math.sqrt(2)) * lo**2 if m == 0 else lo
+
+
 NP_REF = {
+    "perdikaris": _np_perdikaris,
     "park": _np_park,
     "branin_aug": _np_branin_aug,
     "forrester": _np_forrester,
@@ -291,6 +298,7 @@ N_STARTS = {
     "currin_continuous": 20,
     "park": 20,
     "branin_aug": 20,
+    "perdikaris": 40,
 }
 
 
@@ -557,6 +565,9 @@ def test_low_fidelities_differ_but_correlate(name):
     for z in lows:
         low = np.asarray(jax.vmap(lambda x: p.f(x, z))(X))
         assert np.max(np.abs(low - target)) > 1e-2, z  # not the target ...
+        if name == "perdikaris":  # ... and by design linearly unrelated to it
+            assert abs(np.corrcoef(low, target)[0, 1]) < 0.2
+            continue
         assert np.corrcoef(low, target)[0, 1] > 0.8, z  # ... but close to it
     if p.is_discrete and len(lows) > 1:
         # the hierarchy degrades: correlation falls with the fidelity index

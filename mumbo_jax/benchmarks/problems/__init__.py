@@ -36,11 +36,14 @@ name                   d    fidelities  costs                   sense optimum
 ``currin_continuous``  2    z in [0,1]  0.1 + z^2               max   13.798722
 ``park``               4    2           10, 1                   max   25.589254
 ``branin_aug``         2    2           10, 1                   min   0.397887
+``perdikaris``         1    2           10, 1                   min   -1.352006
 =====================  ===  ==========  ======================  ====  ==============
 
 ``park`` (Park 1991, fidelities of Xiong et al. 2013) and ``branin_aug`` (Wu et al.
 2019's augmented Branin at s = 1, 0.5) are not in the MUMBO paper (issue 13): a
-near-perfectly correlated cheap fidelity, and a correlated one with its optimum elsewhere.
+near-perfectly correlated cheap fidelity, and a correlated one with its optimum elsewhere;
+``perdikaris`` (Perdikaris et al. 2017's nonlinear pair) has a cheap fidelity that
+determines the target but is linearly uncorrelated with it (-0.10).
 
 The optima stored here were computed numerically (multistart L-BFGS-B and
 root finding on the gradient) and are checked in ``tests/test_problems.py``.
@@ -57,7 +60,7 @@ Example
 """
 
 
-from mumbo_jax.benchmarks.problems.literature import branin_aug, park
+from mumbo_jax.benchmarks.problems.literature import branin_aug, park, perdikaris
 from mumbo_jax.benchmarks.problems.paper import (
     borehole, currin, currin_continuous, forrester, hartmann3, hartmann6, rosenbrock,
 )
@@ -71,5 +74,5 @@ __all__ = [
     "Problem", "PROBLEMS", "get_problem", "objective", "target_value", "cost", "noise_variance",
     "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
     "forrester", "currin", "hartmann3", "hartmann6", "borehole", "rosenbrock", "park", "branin_aug",
-    "currin_continuous",
+    "perdikaris", "currin_continuous",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mumbo_jax.benchmarks.problems.literature import branin_aug, park
+from mumbo_jax.benchmarks.problems.literature import branin_aug, park, perdikaris
 from mumbo_jax.benchmarks.problems.paper import (
     BOREHOLE_BOUNDS,
     borehole, currin, currin_continuous, currin_continuous_cost, forrester, hartmann3, hartmann6, rosenbrock,
@@ -186,6 +186,21 @@ _register(
         optimum_location=[np.pi, 2.275],
         f=branin_aug,
         reference="Wu et al. (2019) augmented Branin at s = 1, 0.5; " + _NOT_IN_PAPER,
+    )
+)
+_register(
+    _discrete_problem(
+        name="perdikaris",
+        dim=1,
+        bounds=[[0.0, 1.0]],
+        n_fidelities=2,
+        costs=(10.0, 1.0),
+        noise_variances=(0.0, 0.0),
+        maximise=False,
+        optimum_value=-1.3520062598112021,
+        optimum_location=[0.06191468962834021],
+        f=perdikaris,
+        reference="Perdikaris et al. (2017) nonlinear pair sin(8 pi x), (x - sqrt 2) sin^2(8 pi x); " + _NOT_IN_PAPER,
     )
 )
 
