@@ -296,13 +296,15 @@ def render_ablation(root, rel):
     """An issue-13 screen (``experiments/ablation_mumbo.py``, JSON under
     experiments/results13/): per variant, median regret of the recommendation at cost
     25 / 50 / 100 / the budget, the worst rise of a run's recommended regret above its
-    running minimum, and the share of evaluations at the target."""
+    running minimum, the share of evaluations at the target, the coverage of the model's
+    95 % interval at the recommendation (share of steps whose true value lies in it; "-"
+    for runs recorded before it was) and the median overhead per step (s)."""
     compare = _compare_module()
     res = _load(root, f"experiments/results13/{rel}")
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
     head = " | ".join(f"@{c:g}" for c in checkpoints)
     lines = [f"{res['problem']}, budget {res['budget']:g}, seeds {res['seeds']} (median over seeds)", "",
-             f"| variant | {head} | worst rise | at target |", "|---" * (len(checkpoints) + 3) + "|"]
+             f"| variant | {head} | worst rise | at target | coverage | s / step |", "|---" * (len(checkpoints) + 5) + "|"]
     for name, rec in res["variants"].items():
         seeds = rec["per_seed"]
         cells = [_num(float(np.median([compare.regret_at_cost(s["cost_spent"], s["regret"], c) for s in seeds])))
@@ -310,7 +312,11 @@ def render_ablation(root, rel):
         rise = max(float(np.nanmax(np.asarray(s["regret"], float) - np.fmin.accumulate(np.asarray(s["regret"], float))))
                    for s in seeds)
         share = sum(s["n_target"] for s in seeds) / max(1, sum(s["n_evals"] for s in seeds))
-        lines.append(f"| {name} | {' | '.join(cells)} | {_num(rise)} | {100 * share:.1f} % |")
+        cover = (f"{100 * float(np.mean(np.concatenate([s['covered'] for s in seeds]))):.0f} %"
+                 if all("covered" in s for s in seeds) else "-")
+        over = [o for s in seeds for o in s["overheads"][1:] if o is not None]  # step 0 compiles
+        step = f"{float(np.median(over)):.2g}" if over else "-"
+        lines.append(f"| {name} | {' | '.join(cells)} | {_num(rise)} | {100 * share:.1f} % | {cover} | {step} |")
     return "\n".join(lines) + "\n"
 
 
