@@ -14,6 +14,8 @@ MUMBO-10). Levers (all OFF in today's defaults):
 * ``disc``: ICM plus a target-only discrepancy GP with its own ARD lengthscales and
   variance (``icm_disc``), floored at 5 % of (W W^T)_00.
 * ``inc_target``: recommend the best posterior mean of g among x evaluated AT THE TARGET.
+* ``inc_global``: recommend the maximiser of the posterior mean of g over the whole box
+  (``incumbent_rule = "global"``); ``STRATEGY+inc_global`` applies it to a baseline.
 * ``lcb``: recommend the evaluated x with the best lower bound mu_g - 2 sd_g.
 * ``faces``: a quarter of the maximiser's random candidates snapped onto the box's
   faces/edges/corners (``BOSettings.boundary_frac``).
@@ -73,6 +75,7 @@ LEVERS = {
     "disc": ({}, "icm_disc", {"target_floor": 0.05}),
     "inc_target": ({"incumbent_rule": "target"}, None, {}),
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),
+    "inc_global": ({"incumbent_rule": "global"}, None, {}),
     "protect": ({"protect_target": True}, None, {}),
     "faces": ({"boundary_frac": 0.25}, None, {}),
     "local": ({"local_frac": 0.25}, None, {}),

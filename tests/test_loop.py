@@ -139,6 +139,15 @@ def test_issue13_levers_make_the_same_decisions_in_both_loops():
     chosen = drive(opt, prob, 3)
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), h.x[0, :3], rtol=0, atol=X_TOL)
     np.testing.assert_allclose([z for _, z in chosen], h.z[0, :3], rtol=0, atol=X_TOL)
+    # the "global" recommendation: the same x in both drivers, never worse in the model's eyes
+    glob = with_(FAST, incumbent_rule="global")
+    hg = tasks.run_problem(prob, 1e9, [0], glob, max_evals=2)
+    og = loop.AskTell(tasks.problem_task(prob), glob, seed=0)
+    drive(og, prob, 2)
+    og.ask()  # the fit of step 2, as the compiled run's last record
+    xg, mg = og.incumbent()
+    np.testing.assert_allclose(xg, hg.incumbent_x[0, 2], rtol=0, atol=X_TOL)
+    np.testing.assert_allclose(mg, hg.incumbent_mean[0, 2], rtol=1e-9)
     at_target = np.asarray(opt.x)[np.asarray(opt.z) == 0]
     x_inc, _ = opt.incumbent()
     assert np.any(np.all(np.abs(at_target - x_inc) < 1e-12, axis=1))

@@ -141,6 +141,29 @@ def test_incumbent_rules_against_a_direct_argmax():
         loop.BOSettings(local_frac=0.5, boundary_frac=0.75)
 
 
+def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
+    """The "global" rule's x beats the posterior mean of g at every evaluated x and on a
+    dense grid of the box (to the grid's resolution); the row rules return the row's x."""
+    from mumbo_jax.bo import kernel
+    task, post, x, z, y = _cheap_outlier_posterior()
+    rows = kernel.pad_buffers(x, z, y, 16).x
+    xg, mg, sg = kernel.recommend(task, post, rows, "global")
+    u = np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)), -1).reshape(-1, 2)
+    b = np.asarray(task.spec.bounds)
+    grid = b[:, 0] + u * (b[:, 1] - b[:, 0])
+    mu_grid, _ = posterior.target_moments(post, jnp.asarray(grid), task.target)
+    mu_rows, _ = posterior.target_moments(post, jnp.asarray(x), task.target)
+    mu_x, var_x = posterior.target_moments(post, xg[None], task.target)
+    np.testing.assert_allclose(float(mg), float(mu_x[0]), rtol=1e-12)
+    np.testing.assert_allclose(float(sg), float(np.sqrt(var_x[0])), rtol=1e-10)
+    assert float(mg) >= float(np.max(mu_rows)) - 1e-12
+    assert float(mg) >= float(np.max(mu_grid)) - 1e-3 * float(np.ptp(mu_grid))
+    assert np.all(np.asarray(xg) >= b[:, 0]) and np.all(np.asarray(xg) <= b[:, 1])
+    xm, mm, _ = kernel.recommend(task, post, rows, "mean")
+    np.testing.assert_array_equal(np.asarray(xm), np.asarray(rows[int(np.argmax(mu_rows))]))
+    np.testing.assert_allclose(float(mm), float(np.max(mu_rows)), rtol=1e-12)
+
+
 def test_best_inputs_are_the_top_posterior_means_best_first():
     from mumbo_jax.bo.incumbent import best_inputs
     task, post, x, z, y = _cheap_outlier_posterior()

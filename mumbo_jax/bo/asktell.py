@@ -156,12 +156,13 @@ class AskTell:
         self.costs.append(c)
 
     def incumbent(self):
-        """``(x, posterior mean of g)`` of the evaluated x recommended by
-        ``settings.incumbent_rule`` (default: the best posterior mean of g).
+        """``(x, posterior mean of g)`` of the x recommended by ``settings.incumbent_rule``
+        (:mod:`mumbo_jax.bo.incumbent`: an evaluated x, or under ``"global"`` the
+        maximiser of the posterior mean of g over the box).
 
         Conditions on all the data told so far with the hyper-parameters of the last
-        fit (the model's defaults before the first BO step): no refit, and the same
-        compiled program as the asks (reused outright if nothing was told since)."""
+        fit (the model's defaults before the first BO step): no refit, and the posterior
+        of the last ask reused outright if nothing was told since."""
         if not self.x:
             raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
         if self.last_fit is not None and self.last_fit[0] == len(self.x):
@@ -171,8 +172,8 @@ class AskTell:
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (len(self.x), post, buffers)
-        i, mu = kernel.incumbent_row(self.task, post, self.settings.incumbent_rule)
-        return np.asarray(buffers.x[int(i)]), float(mu)
+        x, mu, _ = kernel.recommend(self.task, post, buffers.x, self.settings.incumbent_rule)
+        return np.asarray(x), float(mu)
 
     @property
     def in_initial_design(self) -> bool:

@@ -28,7 +28,6 @@ import numpy as np
 from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
-from mumbo_jax.gp import posterior
 
 __all__ = ["Benchmark", "History", "run_compiled", "backend_batching"]
 
@@ -95,11 +94,9 @@ def _init(task: Task, bench, key, min_buffer):
 def _score(task: Task, bench, post, buffers, rule="mean"):
     """The incumbent's ``(x [d], true value, regret, posterior mean of g, its sd)``
     (``rule``: the incumbent rule)."""
-    i, _ = kernel.incumbent_row(task, post, rule)
-    x = buffers.x[i]
+    x, mu, sd = kernel.recommend(task, post, buffers.x, rule)
     value, regret = bench.score(x)
-    mu, var = posterior.target_moments(post, x[None], task.target)
-    return x, value, regret, mu[0], jnp.sqrt(jnp.maximum(var[0], 0.0))
+    return x, value, regret, mu, sd
 
 
 @functools.partial(jax.jit, static_argnames=("bench",))

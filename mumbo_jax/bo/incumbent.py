@@ -10,7 +10,17 @@ Rules (``BOSettings.incumbent_rule``; issue 13, ``"mean"`` is the default):
 * ``"target"``: the best posterior mean among the x evaluated AT the target fidelity
   (every evaluated x while none is), so the recommendation is never a value the model
   only extrapolates from cheap data;
-* ``"lcb"``: the best lower confidence bound ``mu_g - 2 sd_g``.
+* ``"lcb"``: the best lower confidence bound ``mu_g - 2 sd_g``;
+* ``"global"``: the maximiser of the posterior mean of g over the whole box (found by
+  :func:`mumbo_jax.bo.optimize.maximise` from random candidates and candidates around the
+  best evaluated x; the best evaluated x where that is no better): the model's believed
+  optimum, which need not have been evaluated. BoTorch's multi-fidelity tutorials
+  recommend this way; it uses what a rule learned from exploring cheap fidelities, where
+  the evaluated x of an exploring rule (MUMBO) lag behind.
+
+:func:`incumbent` names a buffer row (for the row rules; ``"global"`` names the best
+evaluated row, its starting point); :func:`recommend` gives the recommended x itself
+with the model's mean and sd of g there.
 """
 
 from __future__ import annotations
@@ -18,12 +28,18 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from mumbo_jax.bo import optimize
 from mumbo_jax.gp import posterior
 
-__all__ = ["INCUMBENT_RULES", "LCB_SD", "evaluated_inputs", "at_target", "incumbent", "best_inputs"]
+__all__ = ["INCUMBENT_RULES", "LCB_SD", "GLOBAL_SEARCH", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
+           "recommend"]
 
-INCUMBENT_RULES = ("mean", "target", "lcb")
+INCUMBENT_RULES = ("mean", "target", "lcb", "global")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
+# the "global" rule's search for the maximiser of the posterior mean of g: candidates,
+# polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
+GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, local_frac=0.5)
+N_GLOBAL_ANCHORS = 4
 
 
 def evaluated_inputs(post: posterior.Posterior):
@@ -45,7 +61,7 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
     Index the drivers' own buffers with ``index`` to get the evaluated x exactly."""
     if rule not in INCUMBENT_RULES:
         raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
-    if rule == "mean":
+    if rule in ("mean", "global"):
         return posterior.incumbent(post, target)
     mu, var = posterior.target_moments(post, evaluated_inputs(post), target)
     valid = post.mask > 0
@@ -69,3 +85,27 @@ def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
     top, idx = jax.lax.top_k(score, k)
     idx = jnp.where(jnp.isfinite(top), idx, idx[0])
     return x[idx]
+
+
+def _mean_of_g(post, target, x, z):
+    """The posterior mean of g at ``x [M, d]`` (``z`` ignored): the "global" rule's score."""
+    return posterior.target_moments(post, x, target)[0]
+
+
+def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule: str, rows_x):
+    """``(x [d], mean, sd)``: the recommended x under ``rule`` and the model's posterior
+    mean and sd of g there (units of y; sd of g itself, noise excluded).
+
+    ``rows_x [n, d]``: the driver's own buffer of evaluated x (a row rule's x is taken
+    from it exactly); ``bounds [d, 2]``: the box searched by ``"global"``. Traceable;
+    the "global" search uses a fixed key, so both drivers recommend the same x."""
+    i, mu_row = incumbent(post, target, rule)
+    x = rows_x[i]
+    if rule == "global":
+        anchors = best_inputs(post, target, N_GLOBAL_ANCHORS)
+        score = jax.tree_util.Partial(_mean_of_g, post, target)
+        found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
+                                  anchors=anchors, **GLOBAL_SEARCH)
+        x = jnp.where(found.alpha > mu_row, found.x, x)
+    mu, var = posterior.target_moments(post, x[None], target)
+    return x, mu[0], jnp.sqrt(jnp.maximum(var[0], 0.0))

@@ -31,13 +31,14 @@ import numpy as np
 
 from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.bo import optimize, rules, strategies
+from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import incumbent
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import fitting, models, posterior
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
-    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage", "maximise_stage", "incumbent_row", "decide",
+    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage", "maximise_stage", "incumbent_row", "recommend", "decide",
 ]
 
 MIN_BUFFER = 32
@@ -220,6 +221,14 @@ def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _maximise(settings, task, post, gstar, key, cost, n_design):
     return strategies.propose(settings, task, post, gstar, key, cost, n_design)
+
+
+@functools.partial(jax.jit, static_argnames=("rule",))
+def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean"):
+    """``(x [d], mean, sd)``: the x recommended by ``rule`` (``BOSettings.incumbent_rule``;
+    ``rows_x``: the buffer of evaluated x) and the model's mean and sd of g there
+    (:func:`mumbo_jax.bo.incumbent.recommend`)."""
+    return incumbent_module.recommend(post, task.target, jnp.asarray(task.spec.bounds), rule, rows_x)
 
 
 @functools.partial(jax.jit, static_argnames=("rule",))

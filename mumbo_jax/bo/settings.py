@@ -57,11 +57,12 @@ class BOSettings:
             (the paper's MTBO-N).
         mtbo_representers: ``"mtbo"``: representer points (drawn in proportion to EI).
         mtbo_fantasies: ``"mtbo"``: Gauss-Hermite nodes over the fantasised observation.
-        incumbent_rule: how the recommendation is chosen among the evaluated x
-            (:mod:`mumbo_jax.bo.incumbent`): ``"mean"`` (the best posterior mean of g,
-            the paper's protocol and the default), ``"target"`` (the best mean among x
-            evaluated at the target itself; all x while none is) or ``"lcb"`` (the best
-            mu_g - 2 sd_g).
+        incumbent_rule: how the recommendation is chosen (:mod:`mumbo_jax.bo.incumbent`):
+            ``"mean"`` (the evaluated x with the best posterior mean of g, the paper's
+            protocol and the default), ``"target"`` (the best mean among x evaluated at
+            the target itself; all x while none is), ``"lcb"`` (the evaluated x with the
+            best mu_g - 2 sd_g) or ``"global"`` (the maximiser of the posterior mean of g
+            over the whole box, evaluated or not).
         protect_target: rules that choose a fidelity: when the recommended x (by
             ``incumbent_rule``) has never been evaluated at the target, evaluate it there
             instead of the acquisition's choice. Off by default (issue 13's ablation
