@@ -16,6 +16,8 @@ MUMBO-10). Levers (all OFF in today's defaults):
 * ``inc_target``: recommend the best posterior mean of g among x evaluated AT THE TARGET.
 * ``inc_global``: recommend the maximiser of the posterior mean of g over the whole box
   (``incumbent_rule = "global"``); ``STRATEGY+inc_global`` applies it to a baseline.
+* ``inc_glcb``: recommend the maximiser of mu_g - 2 sd_g over the box, evaluated x
+  included (``incumbent_rule = "global_lcb"``).
 * ``lcb``: recommend the evaluated x with the best lower bound mu_g - 2 sd_g.
 * ``faces``: a quarter of the maximiser's random candidates snapped onto the box's
   faces/edges/corners (``BOSettings.boundary_frac``).
@@ -76,6 +78,7 @@ LEVERS = {
     "inc_target": ({"incumbent_rule": "target"}, None, {}),
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),
     "inc_global": ({"incumbent_rule": "global"}, None, {}),
+    "inc_glcb": ({"incumbent_rule": "global_lcb"}, None, {}),
     "protect": ({"protect_target": True}, None, {}),
     "faces": ({"boundary_frac": 0.25}, None, {}),
     "local": ({"local_frac": 0.25}, None, {}),

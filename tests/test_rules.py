@@ -159,6 +159,14 @@ def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
     assert float(mg) >= float(np.max(mu_rows)) - 1e-12
     assert float(mg) >= float(np.max(mu_grid)) - 1e-3 * float(np.ptp(mu_grid))
     assert np.all(np.asarray(xg) >= b[:, 0]) and np.all(np.asarray(xg) <= b[:, 1])
+    # "global_lcb": the lower bound's maximiser, never below the best row's lower bound
+    xl, ml, sl = kernel.recommend(task, post, rows, "global_lcb")
+    mu_g, var_g = posterior.target_moments(post, jnp.asarray(grid), task.target)
+    lcb_grid = np.asarray(mu_g) - 2 * np.sqrt(np.maximum(np.asarray(var_g), 0))
+    lcb_rows = np.asarray(mu_rows) - 2 * np.sqrt(np.maximum(np.asarray(posterior.target_moments(
+        post, jnp.asarray(x), task.target)[1]), 0))
+    assert float(ml - 2 * sl) >= float(np.max(lcb_rows)) - 1e-9
+    assert float(ml - 2 * sl) >= float(np.max(lcb_grid)) - 1e-3 * float(np.ptp(lcb_grid))
     xm, mm, _ = kernel.recommend(task, post, rows, "mean")
     np.testing.assert_array_equal(np.asarray(xm), np.asarray(rows[int(np.argmax(mu_rows))]))
     np.testing.assert_allclose(float(mm), float(np.max(mu_rows)), rtol=1e-12)

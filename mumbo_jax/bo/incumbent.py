@@ -16,7 +16,11 @@ Rules (``BOSettings.incumbent_rule``; issue 13, ``"mean"`` is the default):
   best evaluated x; the best evaluated x where that is no better): the model's believed
   optimum, which need not have been evaluated. BoTorch's multi-fidelity tutorials
   recommend this way; it uses what a rule learned from exploring cheap fidelities, where
-  the evaluated x of an exploring rule (MUMBO) lag behind.
+  the evaluated x of an exploring rule (MUMBO) lag behind;
+* ``"global_lcb"``: the same search for the maximiser of the lower bound
+  ``mu_g - 2 sd_g`` over the box (evaluated x included): the believed optimum once the
+  model is sure of it, an evaluated x while it is not (early in a run the mean's
+  maximiser is an extrapolation, and ``"global"``'s recommendation then jumps about).
 
 :func:`incumbent` names a buffer row (for the row rules; ``"global"`` names the best
 evaluated row, its starting point); :func:`recommend` gives the recommended x itself
@@ -31,10 +35,11 @@ import jax.numpy as jnp
 from mumbo_jax.bo import optimize
 from mumbo_jax.gp import posterior
 
-__all__ = ["INCUMBENT_RULES", "LCB_SD", "GLOBAL_SEARCH", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
+__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
            "recommend"]
 
-INCUMBENT_RULES = ("mean", "target", "lcb", "global")
+INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb")
+GLOBAL_RULES = ("global", "global_lcb")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
@@ -61,6 +66,8 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
     Index the drivers' own buffers with ``index`` to get the evaluated x exactly."""
     if rule not in INCUMBENT_RULES:
         raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
+    if rule == "global_lcb":
+        rule = "lcb"
     if rule in ("mean", "global"):
         return posterior.incumbent(post, target)
     mu, var = posterior.target_moments(post, evaluated_inputs(post), target)
@@ -87,9 +94,10 @@ def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
     return x[idx]
 
 
-def _mean_of_g(post, target, x, z):
-    """The posterior mean of g at ``x [M, d]`` (``z`` ignored): the "global" rule's score."""
-    return posterior.target_moments(post, x, target)[0]
+def _score_of_g(post, target, width, x, z):
+    """``mu_g - width sd_g`` at ``x [M, d]`` (``z`` ignored): the global rules' score."""
+    mu, var = posterior.target_moments(post, x, target)
+    return mu - width * jnp.sqrt(jnp.maximum(var, 1e-300))  # the floor keeps the gradient finite
 
 
 def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule: str, rows_x):
@@ -97,15 +105,16 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     mean and sd of g there (units of y; sd of g itself, noise excluded).
 
     ``rows_x [n, d]``: the driver's own buffer of evaluated x (a row rule's x is taken
-    from it exactly); ``bounds [d, 2]``: the box searched by ``"global"``. Traceable;
-    the "global" search uses a fixed key, so both drivers recommend the same x."""
-    i, mu_row = incumbent(post, target, rule)
+    from it exactly); ``bounds [d, 2]``: the box searched by the global rules. Traceable;
+    the global search uses a fixed key, so both drivers recommend the same x."""
+    i, _ = incumbent(post, target, rule)
     x = rows_x[i]
-    if rule == "global":
+    if rule in GLOBAL_RULES:
+        width = LCB_SD if rule == "global_lcb" else 0.0
+        score = jax.tree_util.Partial(_score_of_g, post, target, width)
         anchors = best_inputs(post, target, N_GLOBAL_ANCHORS)
-        score = jax.tree_util.Partial(_mean_of_g, post, target)
         found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                                   anchors=anchors, **GLOBAL_SEARCH)
-        x = jnp.where(found.alpha > mu_row, found.x, x)
+        x = jnp.where(found.alpha > score(x[None], None)[0], found.x, x)  # never below the best row
     mu, var = posterior.target_moments(post, x[None], target)
     return x, mu[0], jnp.sqrt(jnp.maximum(var[0], 0.0))

@@ -61,8 +61,9 @@ class BOSettings:
             ``"mean"`` (the evaluated x with the best posterior mean of g, the paper's
             protocol and the default), ``"target"`` (the best mean among x evaluated at
             the target itself; all x while none is), ``"lcb"`` (the evaluated x with the
-            best mu_g - 2 sd_g) or ``"global"`` (the maximiser of the posterior mean of g
-            over the whole box, evaluated or not).
+            best mu_g - 2 sd_g), ``"global"`` (the maximiser of the posterior mean of g
+            over the whole box, evaluated or not) or ``"global_lcb"`` (the maximiser of
+            mu_g - 2 sd_g over the box, evaluated x included).
         protect_target: rules that choose a fidelity: when the recommended x (by
             ``incumbent_rule``) has never been evaluated at the target, evaluate it there
             instead of the acquisition's choice. Off by default (issue 13's ablation
