@@ -194,7 +194,7 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
     t = 0  # the step of every running seed (they advance together)
     while running.any():
         if n0 + t >= size:  # no free row: the next buffer size (compiled once per size)
-            size *= 2
+            size = kernel.buffer_size(size, min_buffer)
             state = kernel.grow(state, size, lead)
             if progress is not None:
                 progress(History(**hist))
@@ -256,8 +256,8 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         batching: ``"map"`` (seeds one after another, the default; on CPU with jaxlib
             0.10.2 the vmapped Hartmann-3 program deadlocked at 64 rows with 4 or more
             seeds) or ``"vmap"`` (seeds in lock-step, for accelerators).
-        min_buffer: rows of the first buffer (rounded up to a power of two). Each
-            buffer size compiles once.
+        min_buffer: rows of the first buffer (rounded up as by
+            :func:`mumbo_jax.bo.kernel.buffer_size`). Each buffer size compiles once.
 
     Returns:
         :class:`History` with a leading seed axis.

@@ -14,9 +14,10 @@ incumbent. The key of step k is ``fold_in(loop_key, k)`` (:func:`step_keys`), so
 ask/tell driver and the compiled driver make the same decisions for the same seed.
 
 The stages are separate ``jax.jit`` programs with no host callbacks: the drivers time
-around them, and JAX's persistent compilation cache can keep them. Buffers grow
-geometrically (32, 64, 128, ... rows): a step pays for the data it has, not for the
-largest buffer of the run, and each size compiles once.
+around them, and JAX's persistent compilation cache can keep them. Buffers grow in steps of
+32 rows up to 512 (then 64 up to 1024, ...; :func:`buffer_size`): a step pays for the data
+it has, not for the next power of two (a padded row costs as much as a real one in every
+Cholesky of the fit), and each size compiles once.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 MIN_BUFFER = 32
+BUFFER_STEP = 32  # buffer rows are multiples of this (the step doubles beyond 16 steps)
 
 
 class Buffers(NamedTuple):
@@ -71,11 +73,14 @@ class State(NamedTuple):
 
 
 def buffer_size(n: int, min_buffer: int = MIN_BUFFER) -> int:
-    """Smallest power-of-two buffer (at least ``min_buffer``) holding n + 1 points."""
-    size = min_buffer
-    while size < n + 1:
-        size *= 2
-    return size
+    """Rows of the buffer holding n + 1 points (at least ``min_buffer``): a multiple of
+    BUFFER_STEP up to 16 steps (512 rows), then of 64 up to 1024, and so on: at most one
+    step (<= 1/8 beyond 256 rows) of padding, one compilation per size."""
+    need = max(int(n) + 1, int(min_buffer))
+    step = BUFFER_STEP
+    while need > 16 * step:
+        step *= 2
+    return -(-need // step) * step
 
 
 def pad_buffers(x, z, y, size: int) -> Buffers:

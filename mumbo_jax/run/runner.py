@@ -246,7 +246,7 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
         f"initial design (2 d points at every fidelity, cost reported separately), at most {cfg.max_evals} BO "
         f"evaluations per seed, model {cfg.model or 'default'}")
     say(f"  output {out}/ ({RESULTS_NAME} and {CSV_NAME} are rewritten as seeds finish)")
-    say("  the first step (and the first at each larger buffer: 32, 64, ... points) compiles; this can take a minute")
+    say("  the first step (and the first at each larger buffer: 32, 64, 96, ... points) compiles; this can take a minute")
 
     progress = RunProgress(cfg.seeds, cfg.budget, cfg.max_evals, problem.is_discrete, stream, steps)
     clock = loop.StepClock(on_step=progress)
