@@ -120,7 +120,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     """The stages of one seed: the decision kernel's programs, as in ask/tell."""
     return _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
-        fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
+        fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
         score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, None, n0),
@@ -137,10 +137,11 @@ def _init_all(task, bench, keys, min_buffer):
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
-def _fit_all(settings, task, state, keys, refit):
-    # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
-    # a real branch, where a batched one would become a select that always refits
-    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit))(state, keys)
+def _fit_all(settings, task, state, keys, refit, full):
+    # refit and full are shared by the seeds (they step in lock-step): an unbatched
+    # lax.cond stays a real branch, where a batched one would become a select that runs
+    # both branches
+    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full))(state, keys)
 
 
 @functools.partial(jax.jit, static_argnames=("bench", "rule"))
@@ -167,7 +168,7 @@ def _observe_all(task, bench, state, params, prop, noise_keys, go):
 def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda keys, mb: _init_all(task, bench, keys, mb),
-        fit=lambda s, k, refit: _fit_all(settings, task, s, k, refit),
+        fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
         score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
         maximise=lambda post, g, k, n0: _maximise_all(settings, task, post, g, k, n0),
@@ -199,7 +200,8 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
             if progress is not None:
                 progress(History(**hist))
         k_fit, k_gstar, k_max = (jnp.moveaxis(split(loop_keys, t), 1, 0) if batched else split(loop_keys, t))
-        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)))
+        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
+                            bool(kernel.full_refit_at(settings, t)))
         (x_inc, value, regret), t_score = timed(stages.score, post, state.buffers)
         x_inc, value, regret = as_rows(x_inc), as_rows(value), as_rows(regret)
         on = rows[running]

@@ -111,29 +111,43 @@ def neg_log_marginal_reference(spec: ModelSpec, params: dict, scaling: Scaling, 
     return -(log_lik + models.log_prior(spec, params))
 
 
-def lbfgs(fun, init, max_iter, tol):
-    """Minimise ``fun`` from ``init`` with optax L-BFGS inside a while_loop."""
+def lbfgs(fun, init, max_iter, tol, ftol=0.0):
+    """Minimise ``fun`` from ``init`` with optax L-BFGS inside a while_loop.
+
+    Stops after ``max_iter`` iterations, when the gradient norm falls below ``tol``, on a
+    non-finite value, and (``ftol`` > 0) when an iteration lowers the objective by at most
+    ``ftol * max(|f|, 1)`` (scipy L-BFGS-B's ``ftol`` test; 0, the default: no such test).
+
+    Returns:
+        ``(params, value)``.
+    """
     opt = optax.lbfgs()
     value_and_grad = optax.value_and_grad_from_state(fun)
 
     def step(carry):
-        params, state = carry
+        params, state, _ = carry
         value, grad = value_and_grad(params, state=state)
         updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=fun)
-        return optax.apply_updates(params, updates), state
+        return optax.apply_updates(params, updates), state, value
 
     def keep_going(carry):
-        _, state = carry
+        _, state, previous = carry
         count = optax.tree.get(state, "count")
         grad_norm = optax.tree.norm(optax.tree.get(state, "grad"))
         value = optax.tree.get(state, "value")
-        return (count == 0) | ((count < max_iter) & (grad_norm >= tol) & jnp.isfinite(value))
+        go = (count < max_iter) & (grad_norm >= tol) & jnp.isfinite(value)
+        if ftol > 0:  # static: without the test the loop is the one it always was
+            scale = jnp.maximum(jnp.maximum(jnp.abs(value), jnp.abs(previous)), 1.0)
+            go = go & ((previous - value) > ftol * scale)
+        return (count == 0) | go
 
-    params, state = jax.lax.while_loop(keep_going, step, (init, opt.init(init)))
+    carry = (init, opt.init(init), jnp.asarray(jnp.inf, jnp.result_type(float)))
+    params, state, _ = jax.lax.while_loop(keep_going, step, carry)
     return params, fun(params)
 
 
-def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_iter: int, tol: float):
+def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_iter: int, tol: float,
+             ftol: float = 0.0):
     """Run L-BFGS from each of the stacked starts ``inits`` (leading axis R) and keep
     the best. Traceable (no validation): the building block of :func:`fit_params` and of
     the BO loops' warm-started refits.
@@ -142,7 +156,7 @@ def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_
         ``(params, loss, losses [R])``.
     """
     objective = lambda p: neg_log_marginal(spec, p, scaling, x, z, y, mask)
-    params, losses = jax.lax.map(lambda p: lbfgs(objective, p, max_iter, tol), inits)
+    params, losses = jax.lax.map(lambda p: lbfgs(objective, p, max_iter, tol, ftol), inits)
     n_starts = losses.shape[0]
     finite = jnp.isfinite(losses) & jax.tree_util.tree_reduce(
         jnp.logical_and,
