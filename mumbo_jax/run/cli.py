@@ -99,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--strategies", default=None, metavar="A,B,...",
                      help="run only these labels of the config, comma-separated")
     cmp.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [compare] out)")
+    cmp.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+                     help="strategies run in N processes at once, each pinned to its own core (default 1)")
     cmp.add_argument("--resume", action="store_true",
                      help="keep the strategies already in OUT/results.json (same problem, budget, seeds, cap)")
     cmp.add_argument("--render-only", action="store_true",
@@ -246,7 +248,7 @@ def _compare_command(args) -> int:
         if args.render_only:
             compare.render(cfg.out)
         else:
-            compare.run_compare(cfg, only=only, resume=args.resume)
+            compare.run_compare(cfg, only=only, resume=args.resume, workers=args.workers)
     except ValueError as e:
         return _error(e)
     except KeyboardInterrupt:
