@@ -11,11 +11,14 @@ one after another in subprocesses):
 * ``dense``: the defaults (the dense ICM objective with its closed-form gradient);
 * ``ftol``: + ``fit_ftol=1e-9`` (L-BFGS stops on a relative decrease below 1e-9);
 * ``warm``: + ``full_refit_every=10`` (warm-only refits between full refits);
-* ``ftol_warm``: both (the un-landed patch's settings).
+* ``ftol_warm``: both (the un-landed patch's settings);
+* ``pow2``: the defaults with buffers padded to the next power of two (before issue 10).
 
 Studies (MUMBO, ``tests/bo_helpers.FAST`` settings, the compiled driver): Forrester,
 budget 60, at most 25 evaluations, seeds 0-11 (tests/test_bo_study.py's setup);
-Hartmann-3, budget 300, at most 40 evaluations, seeds 0-4. Writes each variant's final
+Hartmann-3, budget 300, at most 40 evaluations, seeds 0-4; ``hartmann3_long``: budget
+2000, at most 80 evaluations, seeds 0-4 (up to 98 rows: 96 or 128 with 32-row buffers,
+128 with power-of-two ones; for ``pow2`` against ``dense``). Writes each variant's final
 regrets and decisions to ``docs/data/seed_study10.json`` (merged by variant) and prints
 the summary with the largest |dx| against ``dense``.
 """
@@ -38,25 +41,29 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
+from mumbo_jax.bo import kernel  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 from tests.bo_helpers import FAST, with_  # noqa: E402
 
 OUT = ROOT / "docs" / "data" / "seed_study10.json"
 VARIANTS = {"tinygp": {}, "dense": {}, "ftol": {"fit_ftol": 1e-9}, "warm": {"full_refit_every": 10},
-            "ftol_warm": {"fit_ftol": 1e-9, "full_refit_every": 10}}
+            "ftol_warm": {"fit_ftol": 1e-9, "full_refit_every": 10}, "pow2": {}}
 STUDIES = {"forrester": dict(budget=60.0, max_evals=25, seeds=list(range(12))),
-           "hartmann3": dict(budget=300.0, max_evals=40, seeds=list(range(5)))}
+           "hartmann3": dict(budget=300.0, max_evals=40, seeds=list(range(5))),
+           "hartmann3_long": dict(budget=2000.0, max_evals=80, seeds=list(range(5)))}
 
 
 def run_variant(variant: str, names) -> dict:
     if variant == "tinygp":  # before any tracing: fit_from looks the objective up when traced
         fitting.neg_log_marginal = fitting.neg_log_marginal_reference
+    if variant == "pow2":  # the driver grows buffers through kernel.buffer_size
+        kernel.buffer_size = lambda n, min_buffer=kernel.MIN_BUFFER: max(min_buffer, 1 << int(n).bit_length())
     settings = with_(FAST, **VARIANTS[variant])
     out = {}
     for name in names:
         study = STUDIES[name]
         t0 = time.perf_counter()
-        h = tasks.run_problem(problems.get_problem(name), study["budget"], study["seeds"], settings,
+        h = tasks.run_problem(problems.get_problem(name.split("_")[0]), study["budget"], study["seeds"], settings,
                               max_evals=study["max_evals"])
         final = [float(h.regret[s, h.n_evals[s]]) for s in range(len(study["seeds"]))]
         out[name] = {"seeds": study["seeds"], "final_regret": final, "n_evals": h.n_evals.tolist(),

@@ -48,12 +48,15 @@ class BOSettings:
         fit_max_iter: L-BFGS iterations per start.
         fit_ftol: > 0: each L-BFGS start also stops when an iteration lowers the
             objective by at most fit_ftol relative (scipy's ftol test, e.g. 1e-9). 0 (the
-            default): no such test (issue 10's seed study found no evidence it is
-            harmless; see docs/data/seed_study10.json).
+            default): no such test. Off because it changed some runs' decisions (no loss
+            in issue 10's seed study) without a measured gain in a decision's time
+            (experiments/bench_decision.py).
         full_refit_every: refits at BO steps k with k % full_refit_every == 0 (and an
             ask/tell refit from the default hyper-parameters) run all fit_restarts starts;
             the others run L-BFGS from the previous hyper-parameters only (a warm start).
-            1 (the default): every refit is full.
+            1 (the default): every refit is full. Off because issue 10's seed study
+            (README, Speed) found warm-only refits leave Forrester seeds at the local
+            optimum: the fresh start from the defaults is what gets them out.
         refit_every: refit the hyper-parameters at BO steps k with
             ``k % refit_every == 0``; the steps between condition on all the data with the
             previous hyper-parameters (one Cholesky). 1 (the default) refits every step;
