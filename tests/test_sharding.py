@@ -7,9 +7,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
+import jax
+import numpy as np
 import pytest
 
+from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import sharding
 
 SCRIPT = textwrap.dedent('''
@@ -53,16 +57,28 @@ def test_sharded_seeds_make_the_decisions_of_one_device():
     print(r.stdout)
 
 
-def test_mesh_checks():
+def test_mesh_checks(monkeypatch):
+    for var in ("MUMBO_COORDINATOR", "MUMBO_NUM_PROCESSES", "MUMBO_PROCESS_ID"):
+        monkeypatch.delenv(var, raising=False)
     mesh = sharding.seed_mesh()
-    assert sharding.padded_count(5, mesh) % mesh.size == 0 and sharding.padded_count(5, mesh) >= 5
+    four = types.SimpleNamespace(shape={sharding.SEED_AXIS: 4})  # what padded_count reads of a mesh
+    assert [sharding.padded_count(n, four) for n in (1, 4, 5, 8, 9)] == [4, 4, 8, 8, 12]
     with pytest.raises(ValueError, match="needs at least one device"):
         sharding.seed_mesh([])
     with pytest.raises(ValueError, match="process_id must be in"):
         sharding.initialize("localhost:1234", 2, 2)
     with pytest.raises(ValueError, match="number of processes"):
         sharding.initialize("localhost:1234")
-    assert sharding.initialize() is False or "MUMBO_COORDINATOR" in os.environ
+    assert sharding.initialize() is False  # one process: nothing to start
+    with pytest.raises(ValueError, match="need a coordinator"):
+        sharding.initialize(None, 2, 0)
+    with pytest.raises(ValueError, match="an axis named 'seeds'"):
+        sharding.seed_sharding(jax.sharding.Mesh(np.asarray(jax.devices()), ("x",)))
+    prob = problems.get_problem("forrester")
+    with pytest.raises(ValueError, match="a mesh is for batching='shard'"):
+        tasks.run_problem(prob, 10.0, [0], batching="vmap", mesh=mesh)
+    with pytest.raises(ValueError, match="batching must be 'map', 'vmap' or 'shard'"):
+        tasks.run_problem(prob, 10.0, [0], batching="pmap")
 
 
 TWO_PROCESSES = textwrap.dedent('''
@@ -89,8 +105,6 @@ TWO_PROCESSES = textwrap.dedent('''
 def test_two_processes_shard_the_seeds(tmp_path):
     """jax.distributed on one machine: two CPU processes, one device each, one seed each."""
     import socket
-
-    import numpy as np
 
     with socket.socket() as s:
         s.bind(("localhost", 0))

@@ -74,6 +74,9 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
     True once started. On CPU the processes exchange data through gloo."""
     coordinator = coordinator or os.environ.get("MUMBO_COORDINATOR")
     if not coordinator:
+        if num_processes is not None or process_id is not None:
+            raise ValueError("--num-processes/--process-id need a coordinator (--coordinator HOST:PORT or "
+                             "MUMBO_COORDINATOR)")
         return False
     num_processes = num_processes if num_processes is not None else os.environ.get("MUMBO_NUM_PROCESSES")
     process_id = process_id if process_id is not None else os.environ.get("MUMBO_PROCESS_ID")
