@@ -25,6 +25,12 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
   (``experiments/bench_bo.py regret``).
 * ``step_overhead``: the ``overhead`` record of ``docs/data/bench_bo.jsonl``
   (``experiments/bench_bo.py overhead``).
+* ``decision``: ``docs/data/bench_decision.json`` (``experiments/bench_decision.py``):
+  one ``ask()`` against n, the last run of each label.
+* ``seed_study10``: ``docs/data/seed_study10.json`` (``experiments/seed_study10.py``):
+  which fit-speed piece changes MUMBO's results.
+* ``compare_workers``: ``docs/data/compare_workers.json``
+  (``experiments/bench_compare_workers.py``).
 * ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
@@ -320,10 +326,74 @@ def render_ablation(root, rel):
     return "\n".join(lines) + "\n"
 
 
+def render_decision(root, _arg=None):
+    runs = {r["label"]: r for r in _load(root, "docs/data/bench_decision.json")}  # the last run of each label
+    ns = sorted({row["n"] for r in runs.values() for row in r["rows"]})
+    lines = ["One decision (`AskTell.ask()`: a full refit, g*, the maximisation) on Hartmann-3 after n told "
+             "points, after compilation, median of the runs' repeats; seconds (buffer rows):", "",
+             "| run | command (`python experiments/bench_decision.py ...`) | "
+             + " | ".join(f"n = {n}" for n in ns) + " | n = 300 / n = 40 | machine |",
+             "|---|---|" + "---|" * len(ns) + "---|---|"]
+    for label, r in runs.items():
+        by_n = {row["n"]: row for row in r["rows"]}
+        cells = [f"{by_n[n]['ask_s']:.3g} ({by_n[n]['buffer_rows']})" if n in by_n else "" for n in ns]
+        ratio = "" if r.get("ratio_300_40") is None else f"{r['ratio_300_40']:.1f}x"
+        args = r["command"].replace("python experiments/bench_decision.py", "").replace(f"--label {label}", "")
+        args = " ".join(args.split()) or "(defaults)"
+        lines.append(f"| {label} | `{args}` | {' | '.join(cells)} | {ratio} | {_machine(r)}, one core"
+                     f"{_load_note(r)} |")
+    return "\n".join(lines) + "\n"
+
+
+SEED_STUDY_VARIANTS = {"tinygp": "tinygp objective (main before issue 10)", "dense": "dense objective (default)",
+                       "ftol": "+ fit_ftol = 1e-9", "warm": "+ full_refit_every = 10",
+                       "ftol_warm": "+ both (the un-landed patch)",
+                       "pow2": "dense objective, power-of-two buffers"}
+
+
+def render_seed_study10(root, _arg=None):
+    data = _load(root, "docs/data/seed_study10.json")
+    lines = ["MUMBO (tests/bo_helpers.FAST settings, compiled driver): Forrester budget 60, at most 25 "
+             "evaluations, seeds 0-11; Hartmann-3 budget 300, at most 40 evaluations, seeds 0-4; hartmann3_long: "
+             "budget 2000, at most 80 evaluations, seeds 0-4 "
+             "(`python experiments/seed_study10.py`). Decisions against the dense default: steps before the "
+             "first |dx| > 1e-6 or other fidelity, per seed (all: the whole run agrees).", "",
+             "| fit | problem | median final regret | max | seeds with regret > 1 | decisions equal to the "
+             "default's for the first ... steps |", "|---|---|---|---|---|---|"]
+    base = data.get("dense", {})
+    for variant, label in SEED_STUDY_VARIANTS.items():
+        for name, r in data.get(variant, {}).items():
+            final = np.asarray(r["final_regret"], float)
+            agree = ""
+            if name in base:
+                steps = []
+                for s in range(len(final)):
+                    dx = np.abs(np.asarray(r["x"][s]) - np.asarray(base[name]["x"][s])).max(-1)
+                    bad = np.flatnonzero((dx > 1e-6) | (np.asarray(r["z"][s]) != np.asarray(base[name]["z"][s])))
+                    steps.append("all" if bad.size == 0 else str(int(bad[0])))
+                agree = ", ".join(steps)
+            lines.append(f"| {label} | {name} | {_num(float(np.median(final)))} | {_num(float(final.max()))} | "
+                         f"{int(np.sum(final > 1))}/{len(final)} | {agree} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_compare_workers(root, _arg=None):
+    lines = []
+    for d in _load(root, "docs/data/compare_workers.json"):
+        r1, r2 = d["runs"]["1"], d["runs"]["2"]
+        lines.append(f"* `{d['command'].strip()}` (`{d['config']}`, strategies {d['strategies']}, {d['seeds']} seeds, "
+                     f"budget {d['budget']:g}, at most {d['max_evals']} evaluations) on the {d['cpu_count']}-core CPU: "
+                     f"`--workers 1` {r1['wall_s']:.0f} s (load average {r1['loadavg_start'][0]:.1f}), `--workers 2` "
+                     f"{r2['wall_s']:.0f} s (load average {r2['loadavg_start'][0]:.1f}): {d['speedup']:.2f}x; the "
+                     f"same fidelities chosen: {'yes' if d['same_fidelities'] else 'no'}.")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
-             "ablation": render_ablation}
+             "ablation": render_ablation, "decision": render_decision,
+             "seed_study10": render_seed_study10, "compare_workers": render_compare_workers}
 
 
 # --------------------------------------------------------------------------- driver

@@ -75,6 +75,8 @@ SCRIPT = textwrap.dedent('''
     F, M = np.zeros((2, 3)), np.ones((2, 3))
     calls = {
         "mumbo_jax.gp.fitting.neg_log_marginal": lambda: fitting.neg_log_marginal(spec, params, scaling, x_, z_, y_, mask),
+        "mumbo_jax.gp.fitting.neg_log_marginal_reference": lambda: fitting.neg_log_marginal_reference(
+            spec, params, scaling, x_, z_, y_, mask),
         "mumbo_jax.gp.fitting.fit_from": lambda: fitting.fit_from(spec, scaling, x_, z_, y_, mask, inits, 5, 1e-5),
         "mumbo_jax.gp.fitting.fit_params": lambda: fitting.fit_params(spec, x, z, y, key),
         "mumbo_jax.gp.fitting.fit": lambda: fitting.fit(spec, x, z, y, key),

@@ -114,8 +114,9 @@ class AskTell:
         k = len(self.x) - self.n_design
         buffers = self._buffers()
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
+        full = bool(kernel.full_refit_at(self.settings, k)) or kernel.are_defaults(self.task, self.params)
         post, t_fit = timed(kernel.fit_stage, self.settings, self.task, buffers, self.params, k_fit,
-                            bool(kernel.refit_at(self.settings, k)))
+                            bool(kernel.refit_at(self.settings, k)), full)
         cost = None
         if self.cost_model is not None:
             self.cost_fit, t_cost = timed(costmodel.fit_cost, self.cost_model, np.asarray(self.x),

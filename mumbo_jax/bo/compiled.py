@@ -8,8 +8,10 @@ step and every seed; the loop over steps is a thin host loop that times the stag
 them all: with ``JAX_COMPILATION_CACHE_DIR`` set, a second run compiles nothing).
 
 Seeds run one after another (``batching="map"``, the same programs as
-:class:`mumbo_jax.bo.asktell.AskTell`, so the two drivers make the same decisions) or in
-lock-step (``"vmap"``: one vmapped program per stage, for accelerators).
+:class:`mumbo_jax.bo.asktell.AskTell`, so the two drivers make the same decisions), in
+lock-step (``"vmap"``: one vmapped program per stage, for accelerators) or in lock-step
+with the seed axis sharded over every device (``"shard"``, :mod:`mumbo_jax.bo.sharding`;
+several processes too, after :func:`mumbo_jax.bo.sharding.initialize`).
 
 The driver knows nothing of a benchmark registry: it takes a :class:`Benchmark`, any
 hashable object with ``observe`` and ``score`` (see
@@ -25,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo import kernel, rules, sharding
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
 
@@ -122,7 +124,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     """The stages of one seed: the decision kernel's programs, as in ask/tell."""
     return _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
-        fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
+        fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
         score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, None, n0),
@@ -139,10 +141,11 @@ def _init_all(task, bench, keys, min_buffer):
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
-def _fit_all(settings, task, state, keys, refit):
-    # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
-    # a real branch, where a batched one would become a select that always refits
-    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit))(state, keys)
+def _fit_all(settings, task, state, keys, refit, full):
+    # refit and full are shared by the seeds (they step in lock-step): an unbatched
+    # lax.cond stays a real branch, where a batched one would become a select that runs
+    # both branches
+    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full))(state, keys)
 
 
 @functools.partial(jax.jit, static_argnames=("bench", "rule"))
@@ -166,10 +169,17 @@ def _observe_all(task, bench, state, params, prop, noise_keys, go):
     return jax.vmap(lambda *a: _observe(task, bench, *a))(state, params, prop, noise_keys, go)
 
 
+@jax.jit
+def _step_keys_all(loop_keys, t):
+    # in one program: a seed-sharded (possibly multi-process) array is not iterable on the host
+    keys = jax.vmap(kernel.step_keys, (0, None))(loop_keys, t)
+    return keys[:, 0], keys[:, 1], keys[:, 2]
+
+
 def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda keys, mb: _init_all(task, bench, keys, mb),
-        fit=lambda s, k, refit: _fit_all(settings, task, s, k, refit),
+        fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
         score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
         maximise=lambda post, g, k, n0: _maximise_all(settings, task, post, g, k, n0),
@@ -181,27 +191,33 @@ def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
 
 
 def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batched, min_buffer,
-               hist: dict, clock: StepClock, progress):
-    """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``."""
+               hist: dict, clock: StepClock, progress, layout=None, n_real=None):
+    """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``.
+    ``layout``: a seed sharding for the lock-step inputs; ``n_real``: rows from which on
+    the seeds only pad the batch to the mesh (not reported)."""
     keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
+    if layout is not None:
+        keys = sharding.put(keys, layout)
     state, loop_keys, noise_keys, init_cost = stages.init(keys if batched else keys[0], min_buffer)
     lead = int(batched)  # arrays of a lock-step batch have a leading seed axis
-    as_rows = lambda a: np.asarray(a).reshape((len(seeds),) + np.shape(a)[lead:])
+    as_rows = lambda a: sharding.to_host(a).reshape((len(seeds),) + np.shape(a)[lead:])
     hist["initial_cost"][rows] = as_rows(init_cost)
-    n0 = int(np.asarray(state.n).reshape(-1)[0])
+    n0 = int(sharding.to_host(state.n).reshape(-1)[0])
+    n_real = len(hist["n_evals"]) if n_real is None else n_real
     size = state.buffers.x.shape[lead]
-    split = jax.vmap(kernel.step_keys, (0, None)) if batched else kernel.step_keys
+    split = _step_keys_all if batched else kernel.step_keys
     running = np.ones(len(seeds), bool)
     spent = np.zeros(len(seeds))
     t = 0  # the step of every running seed (they advance together)
     while running.any():
         if n0 + t >= size:  # no free row: the next buffer size (compiled once per size)
-            size *= 2
+            size = kernel.buffer_size(size, min_buffer)
             state = kernel.grow(state, size, lead)
             if progress is not None:
                 progress(History(**hist))
-        k_fit, k_gstar, k_max = (jnp.moveaxis(split(loop_keys, t), 1, 0) if batched else split(loop_keys, t))
-        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)))
+        k_fit, k_gstar, k_max = split(loop_keys, t)
+        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
+                            bool(kernel.full_refit_at(settings, t)))
         (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
         x_inc, value, regret = as_rows(x_inc), as_rows(value), as_rows(regret)
         on = rows[running]
@@ -222,7 +238,7 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
             hist["x"][on, t], hist["z"][on, t], hist["y"][on, t], hist["cost"][on, t] = x[go], z[go], y[go], cost[go]
             spent = np.where(go, spent + cost, spent)
             timings = Timings(t_fit + t_score, t_gstar, t_max + t_obs)
-        for i in np.flatnonzero(running):
+        for i in np.flatnonzero(running & (rows < n_real)):
             seed = int(seeds[i])
             if go[i]:
                 clock.record(seed, t, timings)
@@ -238,9 +254,13 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
         progress(History(**hist))
 
 
+def _first(history: History, n: int) -> History:
+    return History(*(a[:n] for a in history))
+
+
 def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: BOSettings = BOSettings(),
                  max_evals: int = 200, progress=None, clock: StepClock | None = None, batching: str = "map",
-                 min_buffer: int = kernel.MIN_BUFFER) -> History:
+                 min_buffer: int = kernel.MIN_BUFFER, mesh=None) -> History:
     """Run BO on a traceable benchmark for several seeds.
 
     Args:
@@ -259,9 +279,14 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
             stages).
         batching: ``"map"`` (seeds one after another, the default; on CPU with jaxlib
             0.10.2 the vmapped Hartmann-3 program deadlocked at 64 rows with 4 or more
-            seeds) or ``"vmap"`` (seeds in lock-step, for accelerators).
-        min_buffer: rows of the first buffer (rounded up to a power of two). Each
-            buffer size compiles once.
+            seeds), ``"vmap"`` (seeds in lock-step, for accelerators) or ``"shard"``
+            (in lock-step, the seeds split over the devices of ``mesh``; the same
+            decisions as ``"vmap"``, tests/test_sharding.py).
+        min_buffer: rows of the first buffer (rounded up as by
+            :func:`mumbo_jax.bo.kernel.buffer_size`). Each buffer size compiles once.
+        mesh: ``"shard"``: a mesh with a ``"seeds"`` axis (default
+            :func:`mumbo_jax.bo.sharding.seed_mesh`: every device of every process).
+            The seeds are padded to a multiple of its size by repeating the last.
 
     Returns:
         :class:`History` with a leading seed axis.
@@ -272,8 +297,10 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         raise ValueError(f"task must be a mumbo_jax.bo.settings.Task, got {type(task).__name__}")
     if not budget > 0:
         raise ValueError(f"budget must be > 0, got {budget}")
-    if batching not in ("map", "vmap"):
-        raise ValueError(f"batching must be 'map' or 'vmap', got {batching!r}")
+    if batching not in ("map", "vmap", "shard"):
+        raise ValueError(f"batching must be 'map', 'vmap' or 'shard', got {batching!r}")
+    if mesh is not None and batching != "shard":
+        raise ValueError(f"a mesh is for batching='shard', got batching={batching!r}")
     if not isinstance(max_evals, int) or max_evals < 1:
         raise ValueError(f"max_evals must be a positive integer, got {max_evals!r}")
     rules.check_rule_for_task(settings.strategy, task)
@@ -288,7 +315,16 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
                 initial_cost=np.zeros(n_seeds))
     clock = StepClock() if clock is None else clock
     rows = np.arange(n_seeds)
-    if batching == "vmap":
+    if batching == "shard":
+        mesh = sharding.seed_mesh() if mesh is None else mesh
+        n_pad = sharding.padded_count(n_seeds, mesh)
+        padded = np.concatenate([seeds, np.full(n_pad - n_seeds, seeds[-1])])
+        wide = {k: np.concatenate([v, v[-1:].repeat(n_pad - n_seeds, 0)]) for k, v in hist.items()}
+        _run_group(_lock_step(settings, task, bench), settings, budget, max_evals, padded, np.arange(n_pad), True,
+                   min_buffer, wide, clock, progress and (lambda h: progress(_first(h, n_seeds))),
+                   sharding.seed_sharding(mesh), n_seeds)
+        hist = {k: v[:n_seeds] for k, v in wide.items()}
+    elif batching == "vmap":
         _run_group(_lock_step(settings, task, bench), settings, budget, max_evals, seeds, rows, True, min_buffer,
                    hist, clock, progress)
     else:

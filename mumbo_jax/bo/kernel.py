@@ -4,8 +4,9 @@ A BO run's state is :class:`State`: fixed-size data buffers (padding masked out)
 number of filled rows, the number of BO steps taken, the size of the initial design and
 the last hyper-parameters. One decision is three compiled stages,
 
-    fit_stage       refit the hyper-parameters (on the steps of :func:`refit_at`, warm
-                    started from the previous ones) and condition on the buffers;
+    fit_stage       refit the hyper-parameters (on the steps of :func:`refit_at`: every
+                    restart on the steps of :func:`full_refit_at`, a warm start from the
+                    previous ones alone between them) and condition on the buffers;
     gstar_stage     samples of g* (rules with ``uses_gstar``; zeros otherwise);
     maximise_stage  the rule's proposal (:func:`mumbo_jax.bo.strategies.propose`);
 
@@ -14,9 +15,10 @@ incumbent. The key of step k is ``fold_in(loop_key, k)`` (:func:`step_keys`), so
 ask/tell driver and the compiled driver make the same decisions for the same seed.
 
 The stages are separate ``jax.jit`` programs with no host callbacks: the drivers time
-around them, and JAX's persistent compilation cache can keep them. Buffers grow
-geometrically (32, 64, 128, ... rows): a step pays for the data it has, not for the
-largest buffer of the run, and each size compiles once.
+around them, and JAX's persistent compilation cache can keep them. Buffers grow in steps of
+32 rows up to 512 (then 64 up to 1024, ...; :func:`buffer_size`): a step pays for the data
+it has, not for the next power of two (a padded row costs as much as a real one in every
+Cholesky of the fit), and each size compiles once.
 """
 
 from __future__ import annotations
@@ -38,10 +40,12 @@ from mumbo_jax.gp import fitting, models, posterior
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
-    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage", "maximise_stage", "incumbent_row", "recommend", "decide",
+    "init", "observe", "step_keys", "refit_at", "full_refit_at", "are_defaults", "fit_stage", "gstar_stage",
+    "maximise_stage", "incumbent_row", "recommend", "decide",
 ]
 
 MIN_BUFFER = 32
+BUFFER_STEP = 32  # buffer rows are multiples of this (the step doubles beyond 16 steps)
 
 
 class Buffers(NamedTuple):
@@ -72,11 +76,14 @@ class State(NamedTuple):
 
 
 def buffer_size(n: int, min_buffer: int = MIN_BUFFER) -> int:
-    """Smallest power-of-two buffer (at least ``min_buffer``) holding n + 1 points."""
-    size = min_buffer
-    while size < n + 1:
-        size *= 2
-    return size
+    """Rows of the buffer holding n + 1 points (at least ``min_buffer``): a multiple of
+    BUFFER_STEP up to 16 steps (512 rows), then of 64 up to 1024, and so on: at most one
+    step (<= 1/8 beyond 256 rows) of padding, one compilation per size."""
+    need = max(int(n) + 1, int(min_buffer))
+    step = BUFFER_STEP
+    while need > 16 * step:
+        step *= 2
+    return -(-need // step) * step
 
 
 def pad_buffers(x, z, y, size: int) -> Buffers:
@@ -165,25 +172,55 @@ def refit_at(settings: BOSettings, k):
     return k % settings.refit_every == 0
 
 
+def full_refit_at(settings: BOSettings, k):
+    """Whether a refit at BO step ``k`` runs every restart (see :func:`fit_stage`):
+    ``k % settings.full_refit_every == 0``. Both drivers start from the model's
+    defaults at k = 0, a full refit; an :class:`mumbo_jax.bo.asktell.AskTell` whose
+    hyper-parameters are still the defaults also refits fully (:func:`are_defaults`)."""
+    return k % settings.full_refit_every == 0
+
+
+def are_defaults(task: Task, params: dict) -> bool:
+    """Whether ``params`` (concrete) equal the model's default hyper-parameters: a fit
+    from them alone is one cold start, so a refit from them is made full."""
+    defaults = models.default_params(task.spec)
+    return all(np.array_equal(np.asarray(params[k]), np.asarray(v)) for k, v in defaults.items())
+
+
 def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
-              refit=True) -> posterior.Posterior:
-    """Refit hyper-parameters (warm start from ``params``; skipped when ``refit`` is
-    False, see :func:`refit_at`) and condition on the buffers.
+              refit=True, full=True) -> posterior.Posterior:
+    """Refit hyper-parameters (skipped when ``refit`` is False, see :func:`refit_at`)
+    and condition on the buffers. A full refit (``full``, see :func:`full_refit_at`)
+    runs ``settings.fit_restarts`` starts beginning with ``params``; otherwise L-BFGS
+    runs from ``params`` alone (a warm start). The drivers keep ``refit`` and ``full``
+    unbatched, so that under vmap the ``lax.cond`` stays a real branch.
 
-    Compiled per (fit_restarts, fit_max_iter) only: every rule shares the program."""
-    return _fit(settings.fit_restarts, settings.fit_max_iter, task, buffers, params, key, refit)
+    Compiled per (fit_restarts, fit_max_iter, fit_ftol) only: every rule shares the
+    program."""
+    return _fit(settings.fit_restarts, settings.fit_max_iter, settings.fit_ftol, task, buffers, params, key, refit,
+                full)
 
 
-@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter"))
-def _fit(n_restarts, max_iter, task, buffers, params, key, refit):
+@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol"))
+def _fit(n_restarts, max_iter, ftol, task, buffers, params, key, refit, full):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
-    def refit_params(params):
-        inits = fitting.restart_inits(spec, key, n_restarts, first=params)
+    def fit(inits):
         best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
-                                      max_iter, 1e-5)
+                                      max_iter, 1e-5, ftol)
         return best
+
+    def full_refit(params):
+        return fit(fitting.restart_inits(spec, key, n_restarts, first=params))
+
+    def warm_refit(params):
+        return fit(jax.tree_util.tree_map(lambda a: a[None], params))
+
+    def refit_params(params):
+        if n_restarts == 1:
+            return full_refit(params)
+        return jax.lax.cond(full, full_refit, warm_refit, params)
 
     params = jax.tree_util.tree_map(jnp.asarray, params)
     best = jax.lax.cond(refit, refit_params, lambda p: p, params)
@@ -213,8 +250,8 @@ def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, 
 
     Compiled per decision settings only: settings that differ in the fit or the g*
     sampler share the program."""
-    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, refit_every=1, gstar_method="gumbel",
-                                   gstar_grid=None)
+    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, fit_ftol=0.0, full_refit_every=1,
+                                   refit_every=1, gstar_method="gumbel", gstar_grid=None)
     return _maximise(decision, task, post, gstar, key, cost, n_design)
 
 
@@ -242,7 +279,8 @@ def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
 def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):
     """One decision from ``state`` without timing: ``(posterior, proposal)``."""
     k_fit, k_gstar, k_max = step_keys(loop_key, state.k)
-    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k))
+    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k),
+                     full_refit_at(settings, state.k))
     gstar = gstar_stage(settings, task, post, k_gstar)
     # cost passed positionally as in the drivers: jit keys on how arguments are passed
     return post, maximise_stage(settings, task, post, gstar, k_max, cost, state.n_design)

@@ -42,10 +42,21 @@ class BOSettings:
         n_starts: best candidates polished by projected Adam (at most n_candidates).
         n_polish_steps: Adam steps per start.
         learning_rate: Adam step on the unit cube.
-        fit_restarts: L-BFGS starts per refit (previous params, defaults, random). The
-            refit dominates a step's cost inside the compiled loop; the warm start from
-            the previous step usually converges in a few iterations.
+        fit_restarts: L-BFGS starts of a full refit (previous params, defaults, random).
+            The refit dominates a step's cost inside the compiled loop; the warm start
+            from the previous step usually converges in a few iterations.
         fit_max_iter: L-BFGS iterations per start.
+        fit_ftol: > 0: each L-BFGS start also stops when an iteration lowers the
+            objective by at most fit_ftol relative (scipy's ftol test, e.g. 1e-9). 0 (the
+            default): no such test. Off because it changed some runs' decisions (no loss
+            in issue 10's seed study) without a measured gain in a decision's time
+            (experiments/bench_decision.py).
+        full_refit_every: refits at BO steps k with k % full_refit_every == 0 (and an
+            ask/tell refit from the default hyper-parameters) run all fit_restarts starts;
+            the others run L-BFGS from the previous hyper-parameters only (a warm start).
+            1 (the default): every refit is full. Off because issue 10's seed study
+            (README, Speed) found warm-only refits leave Forrester seeds at the local
+            optimum: the fresh start from the defaults is what gets them out.
         refit_every: refit the hyper-parameters at BO steps k with
             ``k % refit_every == 0``; the steps between condition on all the data with the
             previous hyper-parameters (one Cholesky). 1 (the default) refits every step;
@@ -87,6 +98,8 @@ class BOSettings:
     learning_rate: float = 0.03
     fit_restarts: int = 2
     fit_max_iter: int = 50
+    fit_ftol: float = 0.0
+    full_refit_every: int = 1
     refit_every: int = 1
     ucb_beta: float | None = None
     mtbo_samples: int = 50
@@ -104,10 +117,13 @@ class BOSettings:
         if self.gstar_method not in maxvalue.GSTAR_METHODS:
             raise ValueError(f"unknown gstar_method {self.gstar_method!r}; allowed: {maxvalue.GSTAR_METHODS}")
         for name in ("n_gstar", "n_candidates", "n_starts", "n_polish_steps", "fit_restarts", "fit_max_iter",
-                     "refit_every", "mtbo_samples", "mtbo_representers", "mtbo_fantasies"):
+                     "full_refit_every", "refit_every", "mtbo_samples", "mtbo_representers", "mtbo_fantasies"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not (isinstance(self.fit_ftol, (int, float)) and not isinstance(self.fit_ftol, bool)
+                and 0 <= self.fit_ftol < 1):
+            raise ValueError(f"fit_ftol must be a number in [0, 1), got {self.fit_ftol!r}")
         if self.ucb_beta is not None and not (isinstance(self.ucb_beta, (int, float))
                                               and not isinstance(self.ucb_beta, bool)
                                               and 0 <= self.ucb_beta < float("inf")):

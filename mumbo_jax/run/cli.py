@@ -69,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [run] out)")
     run.add_argument("--steps", "--all-seeds", dest="steps", action="store_true",
                      help="also print a line per BO step of every seed")
+    run.add_argument("--shard", action="store_true",
+                     help="seeds in lock-step, sharded over every device (of every process with --coordinator)")
+    run.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                     help="multi-process run: process 0's address (env MUMBO_COORDINATOR); implies --shard")
+    run.add_argument("--num-processes", type=_positive_int, default=None, metavar="N",
+                     help="multi-process run: processes in all (env MUMBO_NUM_PROCESSES)")
+    run.add_argument("--process-id", type=int, default=None, metavar="I",
+                     help="multi-process run: this process, 0..N-1 (env MUMBO_PROCESS_ID); process 0 writes the output")
     tune = sub.add_parser("tune", help="tune your own objective, crash-safe (journaled; see `resume`)",
                           description="Tune a Python objective from a TOML config (`mumbo-jax config-help tune`); "
                                       "every evaluation is journaled in the run folder. Budgets INCLUDE the "
@@ -91,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--strategies", default=None, metavar="A,B,...",
                      help="run only these labels of the config, comma-separated")
     cmp.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [compare] out)")
+    cmp.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+                     help="strategies run in N processes at once, each pinned to its own core (default 1)")
     cmp.add_argument("--resume", action="store_true",
                      help="keep the strategies already in OUT/results.json (same problem, budget, seeds, cap)")
     cmp.add_argument("--render-only", action="store_true",
@@ -174,8 +184,13 @@ def _run_command(args) -> int:
         prepare_output(cfg.out)
     except ConfigError as e:
         return _error(e)
+    from mumbo_jax.bo import sharding
     try:
-        runner.run_config(cfg, steps=args.steps)
+        multi = sharding.initialize(args.coordinator, args.num_processes, args.process_id)
+    except ValueError as e:
+        return _error(e)
+    try:
+        runner.run_config(cfg, steps=args.steps, batching="shard" if (args.shard or multi) else None)
     except KeyboardInterrupt:
         print(f"mumbo-jax: interrupted; the finished seeds are in {Path(cfg.out) / runner.RESULTS_NAME}",
               file=sys.stderr)
@@ -233,7 +248,7 @@ def _compare_command(args) -> int:
         if args.render_only:
             compare.render(cfg.out)
         else:
-            compare.run_compare(cfg, only=only, resume=args.resume)
+            compare.run_compare(cfg, only=only, resume=args.resume, workers=args.workers)
     except ValueError as e:
         return _error(e)
     except KeyboardInterrupt:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
+import os
 import sys
 import time
 from pathlib import Path
@@ -327,18 +329,104 @@ def _write_outputs(results, out, stream=None):
           flush=True)
 
 
-def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, resume: bool = False) -> dict:
-    """Run every strategy of ``cfg`` (or the labels in ``only``), write results.json,
-    comparison.png and table.md into ``cfg.out``; returns the results dict.
-
-    With ``resume``, strategies already in ``cfg.out/results.json`` from a run with the
-    same problem, budget, seeds and evaluation cap are kept and not run again."""
+def _run_strategy(cfg: CompareConfig, label: str, say) -> dict:
+    """One strategy over every seed: its ``results.json`` record."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     from mumbo_jax.bo import loop
     from mumbo_jax.benchmarks import problems, tasks
+
+    problem = problems.get_problem(cfg.problem)
+    task = tasks.problem_task(problem, cfg.model, cfg.rank)
+    settings = cfg.settings[label]
+    done = {}
+
+    def on_step(seed, k, info, done=done):
+        if not info["running"] and seed not in done:
+            done[seed] = k
+            say(f"  {label}: seed {seed} done, {k} evaluations, cost {float(info['spent']):.5g}, "
+                f"regret {float(info['regret']):.2e}")
+
+    clock = loop.StepClock(on_step=on_step)
+    say(f"[{label}] strategy {settings.strategy} (compiling first)")
+    t0 = time.perf_counter()
+
+    def progress(h, t0=time.perf_counter()):
+        n = np.asarray(h.n_evals)
+        say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
+
+    history = tasks.run_problem(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
+                                clock=clock, progress=progress, **loop.backend_batching())
+    history = jax.tree_util.tree_map(np.asarray, history)
+    wall = time.perf_counter() - t0
+    seeds = _seed_records(problem, settings, history, clock, cfg.seed_list, float(task.target_z[0]))
+    summary = summarise_strategy(seeds)
+    say(f"[{label}] {wall:.0f} s: median final regret {summary['final_regret_median']:.2e}, median overhead "
+        f"{summary['median_overhead_s'] or float('nan'):.3f} s/step")
+    return {"settings": dataclasses.asdict(settings), "wall_time_s": wall, "summary": summary, "per_seed": seeds}
+
+
+# one XLA thread per worker process: each owns one core
+WORKER_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def _strategy_worker(cfg, label, core, queue):
+    """A worker process: one strategy pinned to one core; puts ``(label, record, error)``."""
+    try:
+        if core is not None and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {core})
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {WORKER_XLA_FLAGS}".strip()
+        queue.put((label, _run_strategy(cfg, label, lambda *a: print(*a, flush=True)), None))
+    except BaseException as e:  # reported by the parent, which names the strategy
+        queue.put((label, None, f"{type(e).__name__}: {e}"))
+
+
+def _run_parallel(cfg, labels, workers, finished):
+    """Run ``labels`` in up to ``workers`` processes, each pinned to its own core;
+    ``finished(label, record)`` as each ends."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    free = list(cores[:workers]) if len(cores) >= workers else [None] * workers
+    ctx = multiprocessing.get_context("spawn")  # never fork a process that has started XLA
+    cfg = dataclasses.replace(cfg, settings=dict(cfg.settings), data={})  # picklable (no mapping proxies)
+    queue = ctx.Queue()
+    pending, running = list(labels), {}
+    try:
+        while pending or running:
+            while pending and free:
+                label, core = pending.pop(0), free.pop(0)
+                proc = ctx.Process(target=_strategy_worker, args=(cfg, label, core, queue), daemon=True)
+                proc.start()
+                running[label] = (proc, core)
+            label, record, error = queue.get()
+            proc, core = running.pop(label)
+            proc.join()
+            free.append(core)
+            if error is not None:
+                raise RuntimeError(f"strategy {label} failed in its worker process: {error}")
+            finished(label, record)
+    finally:
+        for proc, _ in running.values():
+            proc.terminate()
+
+
+def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, resume: bool = False,
+                workers: int = 1) -> dict:
+    """Run every strategy of ``cfg`` (or the labels in ``only``), write results.json,
+    comparison.png and table.md into ``cfg.out``; returns the results dict.
+
+    With ``resume``, strategies already in ``cfg.out/results.json`` from a run with the
+    same problem, budget, seeds and evaluation cap are kept and not run again. With
+    ``workers`` > 1, strategies run in that many processes at once (spawned, each pinned
+    to its own core with one XLA thread; each compiles its own programs)."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from mumbo_jax.benchmarks import problems, tasks
+
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
 
     stream = sys.stdout if stream is None else stream
     say = lambda *a: print(*a, file=stream, flush=True)
@@ -347,8 +435,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     if unknown:
         raise ValueError(f"strategies {unknown} are not in the config; it has {list(cfg.strategies)}")
     problem = problems.get_problem(cfg.problem)
-    task = tasks.problem_task(problem, cfg.model, cfg.rank)
-    target_z = float(task.target_z[0])
+    tasks.problem_task(problem, cfg.model, cfg.rank)  # checks the model before any work
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     say(f"mumbo-jax compare: {problem.name}, budget {cfg.budget:g} after the initial design, seeds 0..{cfg.seeds - 1}, "
@@ -365,35 +452,20 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
             say(f"  resuming: keeping {', '.join(results['strategies']) or 'nothing'}")
         else:
             say("  resume: results.json is from a different problem, budget, seeds or cap; starting afresh")
-    for label in labels:
-        if label in results["strategies"]:
-            continue
-        settings = cfg.settings[label]
-        done = {}
+    todo = [label for label in labels if label not in results["strategies"]]
 
-        def on_step(seed, k, info, done=done):
-            if not info["running"] and seed not in done:
-                done[seed] = k
-                say(f"  {label}: seed {seed} done, {k} evaluations, cost {float(info['spent']):.5g}, "
-                    f"regret {float(info['regret']):.2e}")
-
-        clock = loop.StepClock(on_step=on_step)
-        say(f"[{label}] strategy {settings.strategy} (compiling first)")
-        t0 = time.perf_counter()
-        def progress(h, t0=time.perf_counter()):
-            n = np.asarray(h.n_evals)
-            say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
-
-        history = tasks.run_problem(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
-                                    clock=clock, progress=progress, **loop.backend_batching())
-        history = jax.tree_util.tree_map(np.asarray, history)
-        wall = time.perf_counter() - t0
-        seeds = _seed_records(problem, settings, history, clock, cfg.seed_list, target_z)
-        summary = summarise_strategy(seeds)
-        results["strategies"][label] = {"settings": dataclasses.asdict(settings), "wall_time_s": wall,
-                                        "summary": summary, "per_seed": seeds}
-        say(f"[{label}] {wall:.0f} s: median final regret {summary['final_regret_median']:.2e}, median overhead "
-            f"{summary['median_overhead_s'] or float('nan'):.3f} s/step")
+    def finished(label, record):
+        results["strategies"][label] = record
         (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
+
+    if workers > 1 and len(todo) > 1:
+        say(f"  {min(workers, len(todo))} worker processes, one core each")
+        _run_parallel(cfg, todo, workers, finished)
+        order = [label for label in results["strategies"] if label not in todo] + todo
+        results["strategies"] = {label: results["strategies"][label] for label in order}
+        (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
+    else:
+        for label in todo:
+            finished(label, _run_strategy(cfg, label, say))
     _write_outputs(results, out, stream)
     return results

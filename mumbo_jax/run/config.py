@@ -82,9 +82,10 @@ def _acquisition_fields() -> tuple:
         kind = next(t for t in (bool, int, float, str) if t is hints[f.name] or t in typing.get_args(hints[f.name]))
         extra: dict[str, Any] = {}
         if kind in (int, float):
-            extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac")}
-        if f.name in ("boundary_frac", "local_frac"):
+            extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac", "fit_ftol")}
+        if f.name in ("boundary_frac", "local_frac", "fit_ftol"):
             extra["high"] = 1
+            extra["high_open"] = f.name == "fit_ftol"
         if f.name == "gstar_method":
             extra = {"choices": maxvalue.GSTAR_METHODS}
         if f.name == "incumbent_rule":

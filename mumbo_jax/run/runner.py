@@ -213,10 +213,13 @@ class RunProgress:
         self.bar.close()
 
 
-def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
+def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str | None = None) -> dict:
     """Run a validated configuration: write ``results.json`` and ``evaluations.csv``
     into ``cfg.out`` as seeds finish and ``regret.png`` at the end; print a live
     progress line and a summary to ``stream`` (default stdout). Returns the results.
+    ``batching``: None (the backend's choice, :func:`mumbo_jax.bo.compiled.backend_batching`)
+    or ``"shard"`` (every seed in lock-step, sharded over every device of every process;
+    in a multi-process run only process 0 prints and writes).
 
     Raises:
         ConfigError: ``cfg.out`` is not a writable folder (checked before any work).
@@ -233,7 +236,9 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
     task = tasks.problem_task(problem, cfg.model, cfg.rank)
-    batching = loop.backend_batching()
+    batching = loop.backend_batching() if batching is None else {**loop.backend_batching(), "batching": batching}
+    if jax.process_index() != 0:  # a multi-process run: process 0 reports and writes
+        stream = io.StringIO()
     # seeds one per compiled call where they run one after another anyway (CPU): each
     # finished seed is written at once; in lock-step (accelerator) all in one batch
     chunks = [[s] for s in cfg.seed_list] if batching["batching"] == "map" else [cfg.seed_list]
@@ -246,7 +251,7 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
         f"initial design (2 d points at every fidelity, cost reported separately), at most {cfg.max_evals} BO "
         f"evaluations per seed, model {cfg.model or 'default'}")
     say(f"  output {out}/ ({RESULTS_NAME} and {CSV_NAME} are rewritten as seeds finish)")
-    say("  the first step (and the first at each larger buffer: 32, 64, ... points) compiles; this can take a minute")
+    say("  the first step (and the first at each larger buffer: 32, 64, 96, ... points) compiles; this can take a minute")
 
     progress = RunProgress(cfg.seeds, cfg.budget, cfg.max_evals, problem.is_discrete, stream, steps)
     clock = loop.StepClock(on_step=progress)
@@ -261,14 +266,17 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None) -> dict:
                 n = int(history.n_evals[i])
                 records.append(seed_record(problem, task, history, i, seed, clock.overheads(seed, n)))
             results = results_dict(cfg, problem, settings, records, time.perf_counter() - t0)
-            write_atomic(out / RESULTS_NAME, json.dumps(results, indent=1, allow_nan=False) + "\n")
-            write_atomic(out / CSV_NAME, evaluations_csv(results))
+            if jax.process_index() == 0:
+                write_atomic(out / RESULTS_NAME, json.dumps(results, indent=1, allow_nan=False) + "\n")
+                write_atomic(out / CSV_NAME, evaluations_csv(results))
     finally:
         progress.close()
     wall = time.perf_counter() - t0
     curves = [(s["cost_spent"], [np.nan if r is None else r for r in s["regret"]]) for s in records]
-    png = plots.plot_regret(curves, out / PLOT_NAME, budget=cfg.budget,
-                            title=f"{problem.name}: {cfg.strategy} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})")
+    png = out / PLOT_NAME
+    if jax.process_index() == 0:
+        png = plots.plot_regret(curves, png, budget=cfg.budget,
+                                title=f"{problem.name}: {cfg.strategy} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})")
     summary = results["summary"]
     fmt = lambda v, f: "n/a" if v is None else format(v, f)
     quart = summary["quartiles_final_regret"]

@@ -1,0 +1,149 @@
+"""Cost of ONE BO decision (``AskTell.ask()``) against the number of observations.
+
+    taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
+        python experiments/bench_decision.py [--ns 20,40,100,150,200,300] [--reps 5] [--label defaults]
+        [--set fit_ftol=1e-9 --set full_refit_every=10] [--objective tinygp] [--pow2-buffers]
+
+For each n a fresh :class:`mumbo_jax.bo.asktell.AskTell` (strategy ``mumbo``, default
+settings unless ``--set``, Hartmann-3, seed 0) is told n points of a fixed design shaped
+like a MUMBO run: the paper's initial design (6 x, every fidelity) then points mostly at
+the cheap fidelities (z = 2: 70 %, z = 1: 25 %, z = 0: 5 %), half uniform and half near
+the optimum. ``ask()`` (a full refit from the default hyper-parameters, g*, the
+maximisation) is timed after one untimed call (compilation), median of ``--reps``, and
+split into fit / g* / maximisation (``AskTell.timings``). All n in one process, one after
+another. Prints the table and ask(n=300) / ask(n=40); appends the run to
+``docs/data/bench_decision.json`` (``--out``), from which ``experiments/render_results.py``
+renders the README's table (``<!-- render: decision -->``, the runs of the last command
+with a given label).
+
+Baselines in the same process: ``--objective tinygp`` fits with main's former objective
+(:func:`mumbo_jax.gp.fitting.neg_log_marginal_reference`), ``--pow2-buffers`` pads to
+the next power of two as before issue 10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import sys
+import time
+
+import jax
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
+from mumbo_jax.bo import asktell, kernel  # noqa: E402
+from mumbo_jax.bo.settings import BOSettings  # noqa: E402
+from mumbo_jax.gp import fitting  # noqa: E402
+
+OUT = ROOT / "docs" / "data" / "bench_decision.json"
+
+
+def design(n_max: int, seed: int = 0):
+    """The fixed told data: ``(task, x [n_max, 3], z [n_max], y [n_max])`` (maximisation)."""
+    prob = problems.get_problem("hartmann3")
+    task = tasks.problem_task(prob)
+    opt = asktell.AskTell(task, BOSettings(), seed=seed)
+    xs = [np.asarray(x) for x, _ in opt.design]
+    zs = [int(z) for _, z in opt.design]
+    rng = np.random.default_rng(seed)
+    xstar = np.asarray(prob.optimum_location)
+    while len(xs) < n_max:
+        x = np.clip(xstar + 0.12 * rng.standard_normal(3), 0.0, 1.0) if len(xs) % 2 else rng.uniform(size=3)
+        xs.append(x)
+        zs.append(int(rng.choice(3, p=[0.05, 0.25, 0.70])))
+    x, z = np.stack(xs[:n_max]), np.asarray(zs[:n_max])
+    y = np.asarray([float(problems.noisy_objective(prob, jax.random.PRNGKey(i), xi, int(zi)))
+                    for i, (xi, zi) in enumerate(zip(x, z))])
+    return task, x, z, y
+
+
+def bench_n(task, settings, x, z, y, n, reps):
+    opt = asktell.AskTell(task, settings, seed=0)
+    for i in range(n):
+        opt.tell(x[i], z[i], y[i])
+    start = opt.params
+    t0 = time.perf_counter()
+    x_next, z_next = opt.ask()  # compilation (and a first run)
+    first = time.perf_counter() - t0
+    totals, fits, gstars, maxes = [], [], [], []
+    for _ in range(reps):
+        opt.params = start
+        opt.timings.clear()
+        t0 = time.perf_counter()
+        opt.ask()
+        totals.append(time.perf_counter() - t0)
+        t = opt.timings[-1]
+        fits.append(t.fit)
+        gstars.append(t.gstar)
+        maxes.append(t.maximise)
+    med = statistics.median
+    return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "ask_s": med(totals),
+            "fit_s": med(fits), "gstar_s": med(gstars), "maximise_s": med(maxes), "ask_all_s": totals,
+            "proposal": {"x": np.asarray(x_next).tolist(), "z": float(z_next)}}
+
+
+def _value(v: str):
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v, v)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ns", default="20,40,100,150,200,300")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--label", default="defaults")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a BOSettings field")
+    p.add_argument("--objective", choices=["dense", "tinygp"], default="dense")
+    p.add_argument("--pow2-buffers", action="store_true")
+    p.add_argument("--out", default=str(OUT))
+    args = p.parse_args(argv)
+    ns = [int(v) for v in args.ns.split(",")]
+    if min(ns) < 20:
+        p.error("every n must be >= 20 (the design has 18 rows)")
+    overrides = dict((kv.split("=", 1)[0], _value(kv.split("=", 1)[1])) for kv in args.set)
+    settings = BOSettings(**overrides)
+    if args.objective == "tinygp":  # before any tracing
+        fitting.neg_log_marginal = fitting.neg_log_marginal_reference
+    if args.pow2_buffers:
+        kernel.buffer_size = lambda n, min_buffer=kernel.MIN_BUFFER: max(min_buffer, 1 << int(n).bit_length())
+    task, x, z, y = design(max(ns))
+    rows = []
+    load = os.getloadavg()
+    print(f"{'n':>4} {'rows':>5} {'ask s':>8} {'fit s':>8} {'g* s':>7} {'max s':>7} {'1st call s':>10}", flush=True)
+    for n in ns:
+        r = bench_n(task, settings, x, z, y, n, args.reps)
+        rows.append(r)
+        print(f"{n:4d} {r['buffer_rows']:5d} {r['ask_s']:8.3f} {r['fit_s']:8.3f} {r['gstar_s']:7.3f} "
+              f"{r['maximise_s']:7.3f} {r['first_call_s']:10.2f}", flush=True)
+    by_n = {r["n"]: r for r in rows}
+    ratio = by_n[300]["ask_s"] / by_n[40]["ask_s"] if 40 in by_n and 300 in by_n else None
+    if ratio is not None:
+        print(f"ask(n=300) / ask(n=40) = {ratio:.2f}; ask(n=300) = {by_n[300]['ask_s']:.3f} s "
+              f"(targets: <= 3, <= 1 s)")
+    command = " ".join(["python experiments/bench_decision.py", *(argv if argv is not None else sys.argv[1:])])
+    out = pathlib.Path(args.out)
+    runs = json.loads(out.read_text()) if out.exists() else []
+    runs.append({"label": args.label, "command": command, "settings": overrides, "objective": args.objective,
+                 "pow2_buffers": args.pow2_buffers, "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+                 "machine": platform.node(), "cpu_count": os.cpu_count(), "device": jax.default_backend(),
+                 "jax": jax.__version__, "loadavg_start": load, "loadavg_end": os.getloadavg(), "reps": args.reps,
+                 "rows": rows, "ratio_300_40": ratio})
+    out.write_text(json.dumps(runs, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
