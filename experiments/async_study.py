@@ -22,8 +22,8 @@ wall-clock the sleeps are.
 
 Run (small: 2 seeds, a short budget; about 10 minutes on 2 cores):
 
-    taskset -c 1 python experiments/async_study.py --seeds 2 --budget 1500 \\
-        --sleep-per-cost 0.02 --out docs/data/async_study.json
+    taskset -c 1 python experiments/async_study.py --seeds 2 --budget 800 \\
+        --sleep-per-cost 0.05 --out docs/data/async_study.json
 """
 
 from __future__ import annotations
@@ -207,8 +207,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8])
-    ap.add_argument("--budget", type=float, default=1500.0, help="cost budget per run (the design included)")
-    ap.add_argument("--sleep-per-cost", type=float, default=0.02, help="seconds of sleep per unit of cost")
+    ap.add_argument("--budget", type=float, default=800.0, help="cost budget per run (the design included)")
+    ap.add_argument("--sleep-per-cost", type=float, default=0.05, help="seconds of sleep per unit of cost")
     ap.add_argument("--fixed-times", type=float, nargs="+", default=[10.0, 20.0])
     ap.add_argument("--out", default="docs/data/async_study.json")
     args = ap.parse_args(argv)
@@ -222,6 +222,7 @@ def main(argv=None):
 
     prob = problems.get_problem("hartmann3")
     settings = _settings()
+    load_start = os.getloadavg()
     cluster = distributed.LocalCluster(n_workers=max(args.workers), threads_per_worker=1, processes=True,
                                        dashboard_address=None)
     client = distributed.Client(cluster)
@@ -250,7 +251,8 @@ def main(argv=None):
         "thresholds": list(THRESHOLDS), "fixed_times_s": args.fixed_times, "pending": "believer",
         "settings": {k: v for k, v in settings.__dict__.items() if isinstance(v, (int, float, str, bool))},
         "machine": {"cpus": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)), "python": sys.version.split()[0],
-                    "platform": platform.platform()},
+                    "platform": platform.platform(), "loadavg_start": list(load_start),
+                    "loadavg_end": list(os.getloadavg())},
         "command": "python experiments/async_study.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "summary": summary,
         "runs": [{k: v for k, v in r.items() if k != "completions"}

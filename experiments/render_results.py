@@ -314,10 +314,38 @@ def render_ablation(root, rel):
     return "\n".join(lines) + "\n"
 
 
+def render_async_study(root, _arg=None):
+    """The simulated-cost study of asynchronous MUMBO (``experiments/async_study.py``)."""
+    d = _load(root, "docs/data/async_study.json")
+    fmt_t = lambda v: "not reached" if v is None else f"{v:.1f} s"
+    fmt_r = lambda v: "-" if v is None else _num(v)
+    m = d["machine"]
+    times = [f"{t:g}" for t in d["fixed_times_s"]]
+    load = "" if "loadavg_start" not in m else (f", load average {m['loadavg_start'][0]:.1f} at the start and "
+                                                 f"{m['loadavg_end'][0]:.1f} at the end")
+    lines = [f"`{d['command']}` on a {m['cpus']}-core CPU ({m['affinity']} core(s) for the driver and the Dask "
+             f"workers{load}), {d['seeds']} seeds, cost budget {d['budget']:g} (the design included), "
+             f"{d['sleep_per_cost_s']:g} s of sleep per unit of cost, pending points by the {d['pending']}; "
+             "medians over seeds (a time is \"not reached\" if any seed missed it):", "",
+             "| workers | wall-clock of the run | deciding (driver) | to regret 1e-2 | speed-up | to regret 1e-3 | "
+             + " | ".join(f"regret at {t} s" for t in times) + " | final regret |",
+             "|---|---|---|---|---|---|" + "---|" * len(times) + "---|"]
+    base = d["summary"][str(min(d["workers"]))]["median_time_to"]["0.01"]
+    for w in d["workers"]:
+        s = d["summary"][str(w)]
+        t1 = s["median_time_to"]["0.01"]
+        speed = "-" if t1 is None or base is None else f"{base / t1:.1f}x"
+        lines.append(f"| {w} | {s['median_wall_s']:.1f} s | {s['median_decide_s']:.1f} s | {fmt_t(t1)} | {speed} | "
+                     f"{fmt_t(s['median_time_to']['0.001'])} | "
+                     + " | ".join(fmt_r(s["median_regret_at"][t]) for t in times)
+                     + f" | {fmt_r(s['median_final_regret'])} |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
-             "ablation": render_ablation}
+             "ablation": render_ablation, "async_study": render_async_study}
 
 
 # --------------------------------------------------------------------------- driver

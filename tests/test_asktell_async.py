@@ -108,6 +108,14 @@ def test_design_is_handed_out_while_pending_and_told_out_of_order():
     assert restored.ask()[1] == opt.ask()[1] == opt.design[3][1]  # both go on with row 3
 
 
+def test_a_bo_step_needs_one_told_result():
+    opt = loop.AskTell(tasks.problem_task(problems.get_problem("forrester")), FAST, seed=1)
+    for _ in range(opt.n_design):
+        opt.ask()
+    with pytest.raises(ValueError, match="nothing told yet and all 6 design points are pending"):
+        opt.ask()
+
+
 def test_state_keeps_pending_and_restores_the_decision(after_design):
     prob, state = after_design
     opt = _restore(prob, state)

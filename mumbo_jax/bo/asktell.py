@@ -163,6 +163,9 @@ class AskTell:
             x, z = self.design[i]
             self._pending.append(Pending(tuple(map(float, x)), self._fidelity(z), i))
             return np.array(x), self._fidelity(z)
+        if not self.x:
+            raise ValueError(f"nothing told yet and all {self.n_design} design points are pending: tell at least "
+                             "one result before asking for a BO step")
         k = len(self.x) + len(self._pending) - self.n_design
         buffers = self._buffers()
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)

@@ -97,7 +97,9 @@ class WorkerPool(concurrent.futures.ThreadPoolExecutor):
         super().__init__(max_workers=n, thread_name_prefix="mumbo-worker")
 
     def shutdown(self, wait=True, *, cancel_futures=False):
-        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        super().shutdown(wait=False, cancel_futures=cancel_futures)
+        close_workers()  # an evaluation still running (a Ctrl-C) ends now, as a failure nobody reads
+        super().shutdown(wait=wait)
         close_workers()
 
 
