@@ -53,8 +53,9 @@ def _settings():
 
 def warm_up(prob, settings):
     """Compile every stage the runs will use outside the timed runs: the buffer sizes
-    32, 64 and 128 with and without pending points, and the believer's prediction at
-    1..8 pending points (the compiled programs are reused by the runs)."""
+    32 to 256 (a budget of 800 allows at most 152 evaluations: the design's 18 at cost
+    666, then 134 at the cheapest cost 1) with and without pending points (predicted in
+    blocks of 8: one program for 1 to 8 of them). The runs reuse the compiled programs."""
     import jax.numpy as jnp
 
     from mumbo_jax.benchmarks import problems, tasks
@@ -62,7 +63,7 @@ def warm_up(prob, settings):
 
     task = tasks.problem_task(prob)
     rng = np.random.default_rng(0)
-    for n, pending in ((20, range(9)), (40, (0, 1)), (100, (0, 1))):
+    for n, pending in ((20, (0, 1)), (40, (0, 1)), (100, (0, 1)), (200, (0, 1))):
         x = rng.uniform(size=(n, prob.dim))
         z = rng.integers(0, prob.n_fidelities, size=n)
         y = [float(problems.objective(prob, jnp.asarray(a), int(b))) for a, b in zip(x, z)]
@@ -209,7 +210,7 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8])
     ap.add_argument("--budget", type=float, default=800.0, help="cost budget per run (the design included)")
     ap.add_argument("--sleep-per-cost", type=float, default=0.05, help="seconds of sleep per unit of cost")
-    ap.add_argument("--fixed-times", type=float, nargs="+", default=[10.0, 20.0])
+    ap.add_argument("--fixed-times", type=float, nargs="+", default=[20.0, 40.0])
     ap.add_argument("--out", default="docs/data/async_study.json")
     args = ap.parse_args(argv)
 
@@ -224,7 +225,7 @@ def main(argv=None):
     settings = _settings()
     load_start = os.getloadavg()
     cluster = distributed.LocalCluster(n_workers=max(args.workers), threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     client = distributed.Client(cluster)
     executor = client.get_executor(pure=False)
     runs = []

@@ -26,6 +26,7 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
 * ``step_overhead``: the ``overhead`` record of ``docs/data/bench_bo.jsonl``
   (``experiments/bench_bo.py overhead``).
 * ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
+* ``async_study``: ``docs/data/async_study.json`` (``experiments/async_study.py``).
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
 runs: it reads the data only).

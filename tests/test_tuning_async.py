@@ -51,7 +51,7 @@ def dask_cluster():
     import dask
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # a dying worker fails the task at once
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                            worker_dashboard_address=None)
     yield cluster
     cluster.close()
@@ -97,6 +97,18 @@ def test_local_worker_pool_runs_several_at_once_and_tells_bo_with_pending(tmp_pa
     points = [(tuple(r["u"]), r["z"]) for r in issued if r["source"] == "bo"]
     assert len(set(points)) == len(points)  # asks with pending points never repeat a running one
     assert all(r["session"] == 1 and r["holds"] is not None for r in evals)
+
+
+def test_any_concurrent_futures_executor(tmp_path):
+    import concurrent.futures
+
+    cfg = config(budget={"evaluations": N_DESIGN})  # the initial design only: no compilation
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        res = tuning.tune(cfg, out=tmp_path / "run", stream=io.StringIO(), executor=ex, workers=2)
+    check_ledger(tmp_path / "run")
+    assert res["counts"]["evaluations"] == N_DESIGN and max_in_flight(tmp_path / "run") == 2
+    session = next(r for r in records(tmp_path / "run") if r["type"] == "session")
+    assert session["executor"] == "user" and session["workers"] == 2
 
 
 def test_crash_in_process_then_resume_reissues_the_lost_ones(tmp_path, monkeypatch):

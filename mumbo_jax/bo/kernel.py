@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 PENDING_MODES = ("believer", "gibbon")  # how pending evaluations enter a decision
+PENDING_PAD = 8  # pending points are predicted in blocks of 8, 16, 32, ... (one program per block size)
 
 MIN_BUFFER = 32
 
@@ -251,8 +252,9 @@ def believe_stage(task: Task, post: posterior.Posterior, buffers: Buffers, n: in
     believer; the same posterior as :func:`mumbo_jax.acquisition.fantasy.fantasize`).
 
     Same hyper-parameters and scaling as ``post``; the pending rows follow the ``n``
-    data rows of ``buffers`` in buffers of :func:`buffer_size` ``(n + P)`` rows, so the
-    later stages compile per buffer size, not per number of pending points.
+    data rows of ``buffers`` in buffers of :func:`buffer_size` ``(n + P)`` rows, and the
+    pending points are predicted in blocks of 8, 16, ... rows, so every program compiles
+    per buffer size, not per number of pending points.
 
     Args:
         post: the posterior fitted to ``buffers`` (raw units inside the buffers).
@@ -260,8 +262,12 @@ def believe_stage(task: Task, post: posterior.Posterior, buffers: Buffers, n: in
     """
     xp = np.asarray(x_pending, float).reshape(-1, task.spec.dim)
     zp = np.asarray(z_pending, float).reshape(-1)
-    z_in = zp.astype(int) if task.spec.discrete else zp
-    mean, _ = posterior.predict(post, xp, z_in)
+    p = xp.shape[0]
+    width = max(PENDING_PAD, 1 << (p - 1).bit_length())  # predict compiles per width, not per P
+    xq = np.concatenate([xp, np.repeat(xp[:1], width - p, axis=0)])
+    zq = np.concatenate([zp, np.repeat(zp[:1], width - p)])
+    mean, _ = posterior.predict(post, xq, zq.astype(int) if task.spec.discrete else zq)
+    mean = np.asarray(mean)[:p]
     b = pad_buffers(np.concatenate([np.asarray(buffers.x[:n]), xp]), np.concatenate([np.asarray(buffers.z[:n]), zp]),
                     np.concatenate([np.asarray(buffers.y[:n]), np.asarray(mean)]), buffer_size(n + xp.shape[0]))
     return posterior.condition(task.spec, post.params, b.x, b.z, b.y, b.mask, scaling=post.scaling)
@@ -277,7 +283,9 @@ def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gs
     candidate given the pending evaluations through their joint covariance.
 
     Candidates: ``settings.n_candidates`` uniform x (from ``key``) at every fidelity (a
-    continuous fidelity at 5 evenly spaced values); no gradient polish. The target
+    continuous fidelity at 5 evenly spaced values); no gradient polish. Compiles per
+    number of pending points (a repeated pending point would count twice, so they are
+    not padded). The target
     protection of ``settings.protect_target`` applies as in :func:`maximise_stage`.
 
     Args:
