@@ -32,6 +32,7 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
 * ``compare_workers``: ``docs/data/compare_workers.json``
   (``experiments/bench_compare_workers.py``).
 * ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
+* ``async_study``: ``docs/data/async_study.json`` (``experiments/async_study.py``).
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
 runs: it reads the data only).
@@ -389,11 +390,52 @@ def render_compare_workers(root, _arg=None):
     return "\n".join(lines) + "\n"
 
 
+def render_async_study(root, _arg=None):
+    """The simulated-cost study of asynchronous MUMBO (``experiments/async_study.py``):
+    medians over seeds; a time to a regret is the median over the seeds that reached it
+    (how many did is shown) and the speed-up is the median over seeds of (1 worker's
+    time) / (this one's) where both reached it."""
+    d = _load(root, "docs/data/async_study.json")
+    m = d["machine"]
+    times = [f"{t:g}" for t in d["fixed_times_s"]]
+    load = "" if "loadavg_start" not in m else (f", load average {m['loadavg_start'][0]:.1f} at the start and "
+                                                 f"{m['loadavg_end'][0]:.1f} at the end")
+    lines = [f"`{d['command']}` on a {m['cpus']}-core CPU ({m['affinity']} core for the driver and the Dask "
+             f"workers{load}), {d['seeds']} seeds, cost budget {d['budget']:g} (the design included; the last "
+             f"evaluations issued may overshoot it), {d['sleep_per_cost_s']:g} s of sleep per unit of cost, pending "
+             f"points by the {d['pending']}. Medians over seeds; a time to a regret is the median over the seeds that "
+             "reached it (how many did in brackets), the speed-up the median over seeds of one worker's time over "
+             "this one's where both reached it:", "",
+             "| workers | wall-clock of the run | deciding (driver) | cost spent | to regret 1e-2 | speed-up to 1e-2 | "
+             "to regret 1e-3 | " + " | ".join(f"regret at {t} s" for t in times) + " | final regret |",
+             "|---|---|---|---|---|---|---|" + "---|" * len(times) + "---|"]
+    base = {p["seed"]: p for p in d["summary"][str(min(d["workers"]))]["per_seed"]}
+
+    def to(per_seed, key):
+        hit = [p["time_to"][key] for p in per_seed if p["time_to"][key] is not None]
+        return f"{np.median(hit):.1f} s ({len(hit)}/{len(per_seed)})" if hit else f"not reached (0/{len(per_seed)})"
+
+    for w in d["workers"]:
+        s = d["summary"][str(w)]
+        ps = s["per_seed"]
+        ratios = [base[p["seed"]]["time_to"]["0.01"] / p["time_to"]["0.01"] for p in ps
+                  if p["time_to"]["0.01"] is not None and base[p["seed"]]["time_to"]["0.01"] is not None]
+        speed = f"{np.median(ratios):.1f}x ({len(ratios)} seeds)" if ratios and w != min(d["workers"]) else "-"
+        at = [np.median([p["regret_at"][t] for p in ps if p["regret_at"][t] is not None] or [np.nan]) for t in times]
+        lines.append(f"| {w} | {np.median([p['wall_s'] for p in ps]):.1f} s | "
+                     f"{np.median([p['decide_s'] for p in ps]):.1f} s | {np.median([p['cost'] for p in ps]):.0f} | "
+                     f"{to(ps, '0.01')} | {speed} | {to(ps, '0.001')} | "
+                     + " | ".join("-" if np.isnan(v) else _num(float(v)) for v in at)
+                     + f" | {_num(float(np.median([p['final_regret'] for p in ps])))} |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
              "ablation": render_ablation, "decision": render_decision,
-             "seed_study10": render_seed_study10, "compare_workers": render_compare_workers}
+             "seed_study10": render_seed_study10, "compare_workers": render_compare_workers,
+             "async_study": render_async_study}
 
 
 # --------------------------------------------------------------------------- driver

@@ -4,9 +4,16 @@
 after the initial design runs the decision kernel's compiled stages
 (:mod:`mumbo_jax.bo.kernel`) on the data told so far; the same seed gives the same
 decisions as :func:`mumbo_jax.bo.compiled.run_compiled`.
+
+Asynchronous use: every ask hands out a *pending* evaluation until it is told (in any
+order) or cancelled; further asks take the pending ones into account (kriging-believer
+fantasies by default, or GIBBON's pending-aware gain), so several evaluations can run
+at once. With nothing pending the decisions are exactly the sequential ones.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +24,7 @@ from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
 from mumbo_jax.gp import costmodel, models
 
-__all__ = ["AskTell", "BOX_TOL"]
+__all__ = ["AskTell", "BOX_TOL", "Pending"]
 
 BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
 
@@ -36,6 +43,23 @@ def _check_design(task: Task, design):
     if np.any(x0 < b[:, 0]) or np.any(x0 > b[:, 1]):
         raise ValueError("design x lies outside the search box")
     return jnp.asarray(x0), jnp.asarray(z0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pending:
+    """An evaluation handed out by :meth:`AskTell.ask` and not told or cancelled yet.
+
+    Attributes:
+        x: the input (a tuple of d floats); z: the fidelity (int, or float when continuous).
+        design_index: its row of the initial design, or ``None`` for a BO proposal.
+    """
+
+    x: tuple
+    z: float | int
+    design_index: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"x": list(self.x), "z": self.z, "design_index": self.design_index}
 
 
 def _real(name: str, v, allow_none=False) -> float | None:
@@ -69,6 +93,20 @@ class AskTell:
     scalar for discrete fidelities (a float within the bounds for a continuous one),
     and y (and cost) as a finite real number or a 1-element array.
 
+    Pending evaluations: each ``ask()`` registers its answer as pending (listed by
+    :meth:`pending`) until ``tell`` of the same ``(x, z)`` or :meth:`cancel`. An ask
+    while evaluations are pending hands out the next design point, or after the design
+    conditions the decision on the pending ones: with ``pending="believer"`` (default)
+    the fitted posterior is conditioned on them at their posterior mean (kriging
+    believer, :func:`mumbo_jax.bo.kernel.believe_stage`) before the rule runs as usual
+    (any rule); with ``pending="gibbon"`` (max-value rules only) the next point
+    maximises GIBBON's pending-aware gain per unit cost over a random candidate set
+    (:func:`mumbo_jax.bo.kernel.gibbon_stage`). Results may be told in any order. A
+    tell that matches no pending point is the user's own evaluation (recorded as such,
+    and counted towards the initial design while it lasts); a tell of a point asked and
+    already told, with no pending copy left, is a ValueError (a pending point told
+    twice). ``state_dict()`` keeps the pending points.
+
     Args:
         task: model, target and fidelity space (:func:`mumbo_jax.bo.settings.make_task`).
         settings: the decision rule's settings.
@@ -83,16 +121,24 @@ class AskTell:
         design: optional initial design ``(x [n0, d], z [n0])`` replacing the paper's
             default (:func:`mumbo_jax.bo.kernel.initial_design`). The same ``design``
             (and ``cost_model``) must be passed to :meth:`from_state`.
+        pending: how pending evaluations enter an ask: ``"believer"`` (kriging-believer
+            fantasies, any rule) or ``"gibbon"`` (GIBBON's pending-aware gain, rules
+            that sample g*). No effect while nothing is pending.
     """
 
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
-                 cost_model: costmodel.CostModel | None = None, design=None):
+                 cost_model: costmodel.CostModel | None = None, design=None, pending: str = "believer"):
         if not isinstance(task, Task):
             raise ValueError(f"task must be a mumbo_jax.bo.settings.Task (make_task), got {type(task).__name__}")
         rules.check_rule_for_task(settings.strategy, task)
         if cost_model is not None and not isinstance(cost_model, costmodel.CostModel):
             raise ValueError(f"cost_model must be a mumbo_jax.gp.costmodel.CostModel, got {type(cost_model).__name__}")
-        self.task, self.settings, self.seed = task, settings, int(seed)
+        if pending not in kernel.PENDING_MODES:
+            raise ValueError(f"pending must be one of {', '.join(kernel.PENDING_MODES)}, got {pending!r}")
+        if pending == "gibbon" and not rules.rule_for(settings).uses_gstar:
+            raise ValueError(f"pending='gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
+                             f"{settings.strategy!r} does not: use pending='believer'")
+        self.task, self.settings, self.seed, self.pending_mode = task, settings, int(seed), pending
         self.cost_model, self.cost_fit = cost_model, None
         self.key = jax.random.PRNGKey(self.seed)
         design_key, self.loop_key = jax.random.split(self.key)
@@ -103,15 +149,24 @@ class AskTell:
         self.params = kernel.as_params(models.default_params(task.spec))
         self.timings: list[Timings] = []
         self.last_fit = None  # (number of points, posterior, buffers) of the last fit
+        self._pending: list[Pending] = []
+        self._design_done: set[int] = set()  # design rows told (or consumed by a user's own tell)
+        self._asked_told: list[tuple] = []  # (x, z) of asked points already told
 
     # -- the protocol
     def ask(self):
-        """Next ``(x [d] numpy array, z)`` to evaluate: the initial design first, in
-        order (asking again before telling returns the same point)."""
-        if self.in_initial_design:
-            x, z = self.design[len(self.x)]
+        """Next ``(x [d] numpy array, z)`` to evaluate, registered as pending: the initial
+        design first, in order, then the rule's proposal given the data told so far and
+        the pending evaluations."""
+        i = self._next_design_index()
+        if i is not None:
+            x, z = self.design[i]
+            self._pending.append(Pending(tuple(map(float, x)), self._fidelity(z), i))
             return np.array(x), self._fidelity(z)
-        k = len(self.x) - self.n_design
+        if not self.x:
+            raise ValueError(f"nothing told yet and all {self.n_design} design points are pending: tell at least "
+                             "one result before asking for a BO step")
+        k = len(self.x) + len(self._pending) - self.n_design
         buffers = self._buffers()
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
         full = bool(kernel.full_refit_at(self.settings, k)) or kernel.are_defaults(self.task, self.params)
@@ -123,34 +178,60 @@ class AskTell:
                                           np.asarray(self.z), np.asarray(self.costs), jax.random.fold_in(k_fit, 1))
             cost = costmodel.cost_function(self.cost_fit)
             t_fit += t_cost
-        gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, post, k_gstar)
-        prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, post, gstar, k_max, cost,
-                            kernel.as_count(self.n_design))
+        decide_post = post
+        if self._pending:
+            xp = np.asarray([p.x for p in self._pending])
+            zp = np.asarray([p.z for p in self._pending], float)
+            if self.pending_mode == "believer":
+                decide_post, t_fant = timed(kernel.believe_stage, self.task, post, buffers, len(self.x), xp, zp)
+                t_fit += t_fant
+        gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, decide_post, k_gstar)
+        if self._pending and self.pending_mode == "gibbon":
+            prop, t_max = timed(kernel.gibbon_stage, self.settings, self.task, post, gstar, k_max, xp, zp, cost)
+        else:
+            prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, decide_post, gstar, k_max, cost,
+                                kernel.as_count(self.n_design))
         self.params = post.params
         self.timings.append(Timings(t_fit, t_gstar, t_max))
         self.last_fit = (len(self.x), post, buffers)
-        return np.asarray(prop.x), self._fidelity(prop.z)
+        x, z = np.asarray(prop.x), self._fidelity(prop.z)
+        self._pending.append(Pending(tuple(map(float, x)), z, None))
+        return x, z
+
+    def pending(self) -> list[Pending]:
+        """The evaluations handed out and not told or cancelled yet, oldest first."""
+        return list(self._pending)
+
+    def cancel(self, x, z):
+        """Drop the pending evaluation at ``(x, z)`` (it will not be told); a cancelled
+        design point is handed out again by a later ask. ValueError if none is pending."""
+        x, z = self._checked_point(x, z)
+        j = self._match(self._pending, x, z)
+        if j is None:
+            raise ValueError(f"no pending evaluation at x={x.tolist()}, z={z}: nothing to cancel "
+                             f"({len(self._pending)} pending)")
+        self._pending.pop(j)
 
     def tell(self, x, z, y, cost=None):
-        """Record an evaluation (see the class docstring for what is accepted)."""
-        spec = self.task.spec
-        x = np.asarray(x)
-        if not np.issubdtype(x.dtype, np.number) or x.size != spec.dim:
-            raise ValueError(f"x must have {spec.dim} coordinates (numbers), got {x.size} of dtype {x.dtype}")
-        x = x.astype(float).reshape(-1)
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"x must be finite, got {x.tolist()}")
-        b = np.asarray(spec.bounds)
-        tol = BOX_TOL * (b[:, 1] - b[:, 0])
-        if np.any(x < b[:, 0] - tol) or np.any(x > b[:, 1] + tol):
-            raise ValueError(f"x {x.tolist()} lies outside the search box {b.tolist()}")
-        x = np.clip(x, b[:, 0], b[:, 1])
-        z = self._told_fidelity(z)
+        """Record an evaluation (see the class docstring for what is accepted): a
+        pending point's result, in any order, or the user's own evaluation."""
+        x, z = self._checked_point(x, z)
         y = _real("y", y)
         cost = _real("cost", cost, allow_none=True)
         if cost is not None and cost <= 0:
             raise ValueError(f"cost must be > 0, got {cost}")
+        j = self._match(self._pending, x, z)
+        if j is None and self._match([Pending(tuple(a), b) for a, b in self._asked_told], x, z) is not None:
+            raise ValueError(f"x={x.tolist()}, z={z} was asked once and its result was already told: a pending "
+                             "point told twice (nothing is pending there now)")
         c = float(self.task.space.cost(jnp.asarray([z]))[0]) if cost is None else cost
+        if j is not None:
+            done = self._pending.pop(j)
+            self._asked_told.append((done.x, done.z))
+            if done.design_index is not None:
+                self._design_done.add(done.design_index)
+        elif (i := self._next_design_index()) is not None:  # a user's own point counts towards the design
+            self._design_done.add(i)
         self.x.append(x)
         self.z.append(float(z))
         self.y.append(y)
@@ -178,9 +259,39 @@ class AskTell:
 
     @property
     def in_initial_design(self) -> bool:
-        return len(self.x) < self.n_design
+        """Whether the next ask hands out a design point."""
+        return self._next_design_index() is not None
 
     # -- helpers
+    def _next_design_index(self):
+        taken = self._design_done | {p.design_index for p in self._pending}
+        return next((i for i in range(self.n_design) if i not in taken), None)
+
+    def _checked_point(self, x, z):
+        """``(x [d] float array clipped to the box, z)`` or a ValueError."""
+        spec = self.task.spec
+        x = np.asarray(x)
+        if not np.issubdtype(x.dtype, np.number) or x.size != spec.dim:
+            raise ValueError(f"x must have {spec.dim} coordinates (numbers), got {x.size} of dtype {x.dtype}")
+        x = x.astype(float).reshape(-1)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"x must be finite, got {x.tolist()}")
+        b = np.asarray(spec.bounds)
+        tol = BOX_TOL * (b[:, 1] - b[:, 0])
+        if np.any(x < b[:, 0] - tol) or np.any(x > b[:, 1] + tol):
+            raise ValueError(f"x {x.tolist()} lies outside the search box {b.tolist()}")
+        return np.clip(x, b[:, 0], b[:, 1]), self._told_fidelity(z)
+
+    def _match(self, points, x, z):
+        """Index of the first of ``points`` at ``(x, z)`` (x within ``BOX_TOL`` of the box
+        width per coordinate; z equal), or ``None``."""
+        b = np.asarray(self.task.spec.bounds)
+        tol = BOX_TOL * (b[:, 1] - b[:, 0])
+        for j, p in enumerate(points):
+            if float(p.z) == float(z) and np.all(np.abs(np.asarray(p.x) - x) <= tol):
+                return j
+        return None
+
     def _buffers(self) -> kernel.Buffers:
         n = len(self.x)
         return kernel.pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), kernel.buffer_size(n))
@@ -210,14 +321,28 @@ class AskTell:
             "y": list(self.y),
             "costs": list(self.costs),
             "params": {k: np.asarray(v).tolist() for k, v in self.params.items()},
+            "pending": [p.to_dict() for p in self._pending],
+            "design_done": sorted(self._design_done),
+            "asked_told": [[list(x), z] for x, z in self._asked_told],
         }
 
     @classmethod
     def from_state(cls, task: Task, settings: BOSettings, state: dict,
-                   cost_model: costmodel.CostModel | None = None, design=None) -> "AskTell":
-        """The optimiser of :meth:`state_dict` (pass the same ``design`` and ``cost_model``)."""
-        opt = cls(task, settings, state["seed"], cost_model=cost_model, design=design)
+                   cost_model: costmodel.CostModel | None = None, design=None,
+                   pending: str = "believer") -> "AskTell":
+        """The optimiser of :meth:`state_dict` (pass the same ``design``, ``cost_model``
+        and ``pending``). The state's pending points stay pending; states without the
+        keys ``pending``/``design_done`` (older ones) count told points towards the
+        design in order."""
+        opt = cls(task, settings, state["seed"], cost_model=cost_model, design=design, pending=pending)
+        for p in state.get("pending", []):
+            x, z = opt._checked_point(p["x"], p["z"])
+            i = p.get("design_index")
+            opt._pending.append(Pending(tuple(map(float, x)), z, None if i is None else int(i)))
         for x, z, y, c in zip(state["x"], state["z"], state["y"], state["costs"]):
             opt.tell(x, z, y, c)
+        if "design_done" in state:
+            opt._design_done = {int(i) for i in state["design_done"]}
+        opt._asked_told = [(tuple(map(float, x)), opt._fidelity(z)) for x, z in state.get("asked_told", [])]
         opt.params = kernel.as_params({k: np.asarray(v) for k, v in state["params"].items()})
         return opt

@@ -11,7 +11,10 @@ the last hyper-parameters. One decision is three compiled stages,
     maximise_stage  the rule's proposal (:func:`mumbo_jax.bo.strategies.propose`);
 
 then :func:`observe` appends the evaluation and :func:`incumbent_row` names the
-incumbent. The key of step k is ``fold_in(loop_key, k)`` (:func:`step_keys`), so the
+incumbent. Evaluations handed out but not returned yet ("pending", the asynchronous
+ask/tell driver) enter between the fit and the g* stage: :func:`believe_stage`
+conditions the fitted posterior on them at their posterior mean (kriging believer), or
+:func:`gibbon_stage` replaces the maximisation by GIBBON's pending-aware gain. The key of step k is ``fold_in(loop_key, k)`` (:func:`step_keys`), so the
 ask/tell driver and the compiled driver make the same decisions for the same seed.
 
 The stages are separate ``jax.jit`` programs with no host callbacks: the drivers time
@@ -31,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.acquisition import maxvalue
+from mumbo_jax.acquisition import gibbon, maxvalue
 from mumbo_jax.bo import optimize, rules, strategies
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import incumbent
@@ -41,8 +44,11 @@ from mumbo_jax.gp import fitting, models, posterior
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
     "init", "observe", "step_keys", "refit_at", "full_refit_at", "are_defaults", "fit_stage", "gstar_stage",
-    "maximise_stage", "incumbent_row", "recommend", "decide",
+    "maximise_stage", "incumbent_row", "recommend", "decide", "believe_stage", "gibbon_stage", "PENDING_MODES",
 ]
+
+PENDING_MODES = ("believer", "gibbon")  # how pending evaluations enter a decision
+PENDING_PAD = 8  # pending points are predicted in blocks of 8, 16, 32, ... (one program per block size)
 
 MIN_BUFFER = 32
 BUFFER_STEP = 32  # buffer rows are multiples of this (the step doubles beyond 16 steps)
@@ -284,3 +290,79 @@ def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):
     gstar = gstar_stage(settings, task, post, k_gstar)
     # cost passed positionally as in the drivers: jit keys on how arguments are passed
     return post, maximise_stage(settings, task, post, gstar, k_max, cost, state.n_design)
+
+
+def believe_stage(task: Task, post: posterior.Posterior, buffers: Buffers, n: int, x_pending,
+                  z_pending) -> posterior.Posterior:
+    """The posterior conditioned on pending evaluations at their posterior mean (kriging
+    believer; the same posterior as :func:`mumbo_jax.acquisition.fantasy.fantasize`).
+
+    Same hyper-parameters and scaling as ``post``; the pending rows follow the ``n``
+    data rows of ``buffers`` in buffers of :func:`buffer_size` ``(n + P)`` rows, and the
+    pending points are predicted in blocks of 8, 16, ... rows, so every program compiles
+    per buffer size, not per number of pending points.
+
+    Args:
+        post: the posterior fitted to ``buffers`` (raw units inside the buffers).
+        x_pending: ``[P, d]``; z_pending: ``[P]`` the pending evaluations (P >= 1).
+    """
+    xp = np.asarray(x_pending, float).reshape(-1, task.spec.dim)
+    zp = np.asarray(z_pending, float).reshape(-1)
+    p = xp.shape[0]
+    width = max(PENDING_PAD, 1 << (p - 1).bit_length())  # predict compiles per width, not per P
+    xq = np.concatenate([xp, np.repeat(xp[:1], width - p, axis=0)])
+    zq = np.concatenate([zp, np.repeat(zp[:1], width - p)])
+    mean, _ = posterior.predict(post, xq, zq.astype(int) if task.spec.discrete else zq)
+    mean = np.asarray(mean)[:p]
+    b = pad_buffers(np.concatenate([np.asarray(buffers.x[:n]), xp]), np.concatenate([np.asarray(buffers.z[:n]), zp]),
+                    np.concatenate([np.asarray(buffers.y[:n]), np.asarray(mean)]), buffer_size(n + xp.shape[0]))
+    return posterior.condition(task.spec, post.params, b.x, b.z, b.y, b.mask, scaling=post.scaling)
+
+
+GIBBON_CONTINUOUS_FIDELITIES = 5  # a continuous fidelity is scored on this many evenly spaced values
+
+
+def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, x_pending, z_pending,
+                 cost=None) -> optimize.Proposal:
+    """The next (x, z) by GIBBON's pending-aware gain per unit cost
+    (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch` with q = 1): the gain of a
+    candidate given the pending evaluations through their joint covariance.
+
+    Candidates: ``settings.n_candidates`` uniform x (from ``key``) at every fidelity (a
+    continuous fidelity at 5 evenly spaced values); no gradient polish. Compiles per
+    number of pending points (a repeated pending point would count twice, so they are
+    not padded). The target
+    protection of ``settings.protect_target`` applies as in :func:`maximise_stage`.
+
+    Args:
+        x_pending: ``[P, d]``; z_pending: ``[P]`` the pending evaluations.
+        cost: optional learned ``c(x [M, d], z [M]) -> [M]``; default the task's cost(z).
+
+    Returns:
+        :class:`mumbo_jax.bo.optimize.Proposal` (``alpha``: the GIBBON gain, ``score``:
+        gain per unit cost).
+    """
+    rule = rules.rule_for(settings)
+    if not rule.uses_gstar:
+        raise ValueError(f"pending='gibbon' needs a max-value rule (one that samples g*: "
+                         f"{', '.join(strategies.USES_GSTAR)}); strategy {settings.strategy!r} does not")
+    spec = task.spec
+    b = np.asarray(spec.bounds)
+    xs = b[:, 0] + (b[:, 1] - b[:, 0]) * np.asarray(jax.random.uniform(key, (settings.n_candidates, spec.dim)))
+    if rule.space == "target":
+        fids = np.asarray(task.target_z, float)
+    elif spec.discrete:
+        fids = np.arange(spec.n_fidelities, dtype=float)
+    else:
+        fids = np.linspace(*spec.fidelity_bounds, GIBBON_CONTINUOUS_FIDELITIES)
+    x = np.tile(xs, (fids.shape[0], 1))
+    z = np.repeat(fids, xs.shape[0])
+    z_in = z.astype(int) if spec.discrete else z
+    zp = np.asarray(z_pending, float)
+    c = task.space.cost(jnp.asarray(z_in)) if cost is None else cost(jnp.asarray(x), jnp.asarray(z_in))
+    batch = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, 1, np.asarray(x_pending, float),
+                                zp.astype(int) if spec.discrete else zp, cost=c)
+    prop = optimize.Proposal(batch.x[0], batch.z[0], batch.score[0], batch.gain[0])
+    if settings.protect_target and settings.strategy not in strategies.TARGET_ONLY:
+        prop = strategies.protect_target(task, post, prop, settings.incumbent_rule)
+    return prop

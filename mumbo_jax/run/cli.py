@@ -87,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
                             description="Continue a tuning run from RUN_DIR/journal.jsonl (or rewrite the "
                                         "results of a finished one).")
     resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder of `mumbo-jax tune`")
+    for p in (tune, resume):
+        p.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="evaluations at once (overrides [workers] n)")
+        p.add_argument("--executor", default=None, choices=("process", "dask"),
+                       help="where they run: local worker processes or a Dask cluster (overrides [workers] executor)")
+        p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="the Dask scheduler, e.g. tcp://host:8786 (implies --executor dask)")
     cmp = sub.add_parser("compare", help="compare strategies on a benchmark over seeds (TOML)",
                          description="Run every strategy of a comparison config over the same seeds and write "
                                      "results.json, comparison.png and table.md.")
@@ -210,9 +217,10 @@ def _tune_command(args) -> int:
         if args.command == "tune":
             cfg = tune.load_tune_config(find_config(args.config))
             run_dir = args.out or cfg.out
-            results = tune.tune(cfg, out=run_dir)
+            results = tune.tune(cfg, out=run_dir, workers=args.workers, executor=args.executor,
+                                scheduler=args.scheduler)
         else:
-            results = tune.resume(run_dir)
+            results = tune.resume(run_dir, workers=args.workers, executor=args.executor, scheduler=args.scheduler)
     except (ConfigError, JournalError) as e:
         return _error(e)
     except KeyboardInterrupt:

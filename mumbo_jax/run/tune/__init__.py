@@ -25,6 +25,10 @@ The parts, in the order a run uses them:
 * :mod:`~mumbo_jax.run.tune.objective`: loading and calling the objective, checking
   what it returns; the worker process's main;
 * :mod:`~mumbo_jax.run.tune.worker`: the driver's side of the worker process;
+* :mod:`~mumbo_jax.run.tune.executors`: where evaluations run (``[workers]``: inline,
+  local worker processes, Dask);
+* :mod:`~mumbo_jax.run.tune.schedule`: what is issued next (asks, retries, random
+  replacements) and what a journal says is still owed after a crash;
 * :mod:`~mumbo_jax.run.tune.session`: the run loop, :func:`tune` and :func:`resume`;
 * :mod:`~mumbo_jax.run.tune.results`: ``results.json`` and ``tuning.png``.
 

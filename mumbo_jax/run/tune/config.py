@@ -11,6 +11,7 @@ tune`` prints them)::
     [budget]       cost, wall_clock_s, evaluations: at least one; the first reached stops.
                    Budgets here INCLUDE the initial design (unlike `mumbo-jax run`).
     [run]          strategy, seed, out
+    [workers]      n, executor ("process" or "dask"), scheduler, connect_timeout_s, pending
     [acquisition]  mumbo_jax.bo.loop.BOSettings fields (as in `mumbo-jax run`)
 
 Every problem raises :class:`~mumbo_jax.run.schema.ConfigError` naming the key.
@@ -85,7 +86,21 @@ TUNE_RUN = Section("run", "The decision rule, the seed and the run folder.", (
     Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0),
     Field("out", str, "Run folder (journal, results, plot); default runs/<config file stem>."),
 ))
-TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, ACQUISITION)
+WORKERS = Section("workers", "Parallel evaluations: how many run at once and where (command-line --workers, "
+                  "--executor, --scheduler override these).", (
+    Field("n", int, "Evaluations in flight at once (1: one at a time, in the driver or its worker process).",
+          default=1, low=1),
+    Field("executor", str, "process: n isolated local worker processes (they die with the driver); dask: the "
+          "workers of a Dask cluster (needs scheduler; pip install 'mumbo-jax[workers]').", default="process",
+          choices=("process", "dask")),
+    Field("scheduler", str, "Dask scheduler address, e.g. 'tcp://10.0.0.5:8786' (executor = 'dask')."),
+    Field("connect_timeout_s", float, "Seconds to wait for the Dask scheduler before giving up.", default=10.0,
+          low=0, low_open=True),
+    Field("pending", str, "How evaluations still running enter the next decision: believer (kriging-believer "
+          "fantasies, any strategy) or gibbon (GIBBON's pending-aware gain, max-value strategies).",
+          default="believer", choices=("believer", "gibbon")),
+))
+TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, WORKERS, ACQUISITION)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +158,11 @@ class TuneConfig:
     strategy: str = "mumbo"
     seed: int = 0
     out: str = "runs/tune"
+    workers: int = 1
+    executor: str = "process"
+    scheduler: str | None = None
+    connect_timeout_s: float = 10.0
+    pending: str = "believer"
     acquisition: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     source: str | None = None
     base_dir: str = "."
@@ -215,6 +235,10 @@ class TuneConfig:
                                     ("evaluations", self.budget_evaluations)) if v is not None}
         return {"objective": objective, "parameters": params, "fidelity": fid, "budget": budget,
                 "run": {"strategy": self.strategy, "seed": self.seed, "out": self.out},
+                "workers": {k: v for k, v in (("n", self.workers), ("executor", self.executor),
+                                              ("scheduler", self.scheduler),
+                                              ("connect_timeout_s", self.connect_timeout_s),
+                                              ("pending", self.pending)) if v is not None},
                 "acquisition": dict(self.acquisition)}
 
     def describe(self) -> str:
@@ -230,8 +254,11 @@ class TuneConfig:
         budget = ", ".join(f"{k} {v:g}" for k, v in (("cost", self.budget_cost),
                                                      ("wall-clock s", self.budget_wall_clock_s),
                                                      ("evaluations", self.budget_evaluations)) if v is not None)
+        where = "" if self.workers == 1 and self.executor == "process" else (
+            f"\n  workers: {self.workers} at once on {self.executor}"
+            f"{f' ({self.scheduler})' if self.scheduler else ''}, pending points by {self.pending}")
         return (f"{ps}\n  {fid}\n  budget: {budget} (the initial design included); strategy {self.strategy}, "
-                f"seed {self.seed}, {self.direction}")
+                f"seed {self.seed}, {self.direction}{where}")
 
 
 def load_tune_config(path) -> TuneConfig:
@@ -254,7 +281,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         raise ConfigError(where + msg)
 
     parameters = Section("parameters", PARAMETER.doc, (), required=True)  # a table of tables
-    check_sections(data, (OBJECTIVE, parameters, FIDELITY, BUDGET, TUNE_RUN, ACQUISITION), fail)
+    check_sections(data, (OBJECTIVE, parameters, FIDELITY, BUDGET, TUNE_RUN, WORKERS, ACQUISITION), fail)
     obj = OBJECTIVE.validate(data["objective"], fail)
     func = obj["function"]
     if func is not None:
@@ -289,12 +316,20 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
              "(mumbo-jax list shows what fits)")
     out = run["out"] or str(Path("runs") / (Path(source).stem if source else "tune"))
     acq, settings = check_acquisition(data.get("acquisition", {}), run["strategy"], fail)
+    workers = WORKERS.validate(data.get("workers", {}), fail)
+    if workers["executor"] == "dask" and not workers["scheduler"]:
+        fail("[workers] executor = 'dask' needs scheduler = 'tcp://host:port' (the Dask scheduler's address)")
+    if workers["pending"] == "gibbon" and not rules.rule_for(settings).uses_gstar:
+        fail(f"[workers] pending = 'gibbon' needs a max-value strategy (one that samples g*); {run['strategy']!r} "
+             "does not: use pending = 'believer'")
     return TuneConfig(
         parameters=tuple(params), direction=_DIRECTIONS[obj["direction"]], objective=func, time_limit_s=limit,
         isolate=bool(obj["isolate"]) or limit is not None, retries=obj["retries"],
         max_consecutive_failures=obj["max_consecutive_failures"], budget_cost=budget["cost"],
         budget_wall_clock_s=budget["wall_clock_s"], budget_evaluations=budget["evaluations"],
-        strategy=run["strategy"], seed=run["seed"], out=out, acquisition=types.MappingProxyType(acq), source=source,
+        strategy=run["strategy"], seed=run["seed"], out=out, workers=workers["n"], executor=workers["executor"],
+        scheduler=workers["scheduler"], connect_timeout_s=workers["connect_timeout_s"], pending=workers["pending"],
+        acquisition=types.MappingProxyType(acq), source=source,
         base_dir=str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd()), **fields)
 
 

@@ -1,22 +1,26 @@
 """The tuning run: the loop around :class:`mumbo_jax.bo.loop.AskTell` that evaluates,
 journals, tells and prints; :func:`tune` starts a run and :func:`resume` continues one.
 
-Journal and resume: the header (the configuration) is synced before the first
-evaluation and every evaluation is appended and fsync'ed as soon as it returns
-(:mod:`mumbo_jax.run.journal`). :func:`resume` (``mumbo-jax resume RUN_DIR``) replays the
-journal through ``AskTell.from_state`` (the told data and the last fitted
-hyper-parameters) and continues: the keys of BO step k are ``fold_in(key(seed), k)``,
-so the resumed optimiser proposes what the killed one would have, and no finished
-evaluation is lost or redone. The evaluation that was running at the kill is redone.
+Parallel evaluations: ``[workers] n`` evaluations are in flight at once
+(:mod:`mumbo_jax.run.tune.executors`: local worker processes or a Dask cluster); each ask
+while others run conditions the decision on them (``AskTell``'s pending points);
+results are journaled and told in the order they finish.
 
-Failures: an objective that raises, returns NaN/inf, text or a malformed value, or
-overruns ``time_limit_s`` is recorded as failed (with the error and traceback) and never
-told to the model. ``retries`` re-evaluates the same point that many more times; a
-point that still fails is abandoned and replaced by a uniform random point at the same
-fidelity (deterministic in the seed): ``AskTell`` would otherwise propose the same point
-again, since its data did not change; a later proposal at an abandoned point (within
-:data:`SAME_POINT_TOL` of the box) is replaced the same way, without evaluating it. An
-abandoned design point is replaced by the same point at every fidelity.
+Journal and resume: the header (the configuration) is synced before the first
+evaluation; each evaluation is journaled (appended and fsync'ed) when it is handed out
+(``issued``, with an id) and when it finishes (``eval``, the same id)
+(:mod:`mumbo_jax.run.journal`, :mod:`mumbo_jax.run.tune.schedule`). :func:`resume`
+(``mumbo-jax resume RUN_DIR``) replays the finished evaluations through
+``AskTell.from_state`` (the told data, the evaluations still owed as pending points and
+the last fitted hyper-parameters), issues again the evaluations that were in flight at
+the crash (issued, never finished) and continues; no finished evaluation is lost or
+repeated. With one worker the keys of BO step k are ``fold_in(key(seed), k)``, so the
+resumed optimiser proposes what the killed one would have.
+
+Failures (:mod:`mumbo_jax.run.tune.schedule`): an objective that raises, returns
+NaN/inf, text or a malformed value, overruns ``time_limit_s``, or whose worker dies is
+recorded as failed (with the error and traceback) and never told to the model; it is
+retried ``retries`` times, then replaced by a random point at the same fidelity.
 ``max_consecutive_failures`` stops a run whose objective is broken (the results say
 ``aborted``; the CLI exits 1). A failed evaluation counts towards the evaluation budget
 and costs its fidelity's configured cost. Limitation: the model knows nothing of
@@ -26,8 +30,9 @@ not at, the failed points; avoiding it needs a failure model in the decision rul
 Wall-clock accounting: each record carries ``eval_s`` (the objective), ``ask_s`` (the
 optimiser: fit, g* sampling, maximisation, split in ``timings``) and ``other_s`` (the
 rest: journal writes, replay, worker starts, printing); they add up to ``elapsed_s``,
-the run's wall-clock summed over sessions. Time between the last record and a kill is
-lost (it is not in the journal).
+the run's wall-clock summed over sessions (with several workers the evaluations
+overlap: ``eval_s`` then no longer adds up to the wall-clock). Time between the last
+record and a kill is lost (it is not in the journal).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import concurrent.futures
 import os
 import sys
 import time
@@ -48,14 +54,15 @@ from mumbo_jax.run.output import prepare_output
 from mumbo_jax.run.schema import ConfigError
 from mumbo_jax.run.tune import objective as obj
 from mumbo_jax.run.tune.config import TuneConfig, load_tune_config, make_tune_task, parse_tune_config
+from mumbo_jax.run.tune import executors, schedule
 from mumbo_jax.run.tune.results import PLOT_NAME, RESULTS_NAME, best_at_target, plot_tuning, results_from_journal
+from mumbo_jax.run.tune.schedule import CONSECUTIVE_FAILURES, SAME_POINT_TOL, design_cost, last_params, stop_reason
 from mumbo_jax.run.tune.worker import Worker, objective_ref, resolve_objective, worker_ref
 
-__all__ = ["tune", "resume", "replay", "stop_reason", "next_point", "design_cost", "SAME_POINT_TOL", "FORMAT",
+__all__ = ["tune", "resume", "replay", "stop_reason", "design_cost", "SAME_POINT_TOL", "FORMAT",
            "CONSECUTIVE_FAILURES"]
 
 FORMAT = 1  # journal format version
-CONSECUTIVE_FAILURES = "consecutive failed evaluations"  # in the stop reason of an aborted run
 
 
 # ---------------------------------------------------------------------------- the run
@@ -69,120 +76,42 @@ def _fmt(v, spec=".4g") -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False):
-    """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations
-    and the last recorded hyper-parameters (the warm start of the next fit)."""
+def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False, pending=(), records=None,
+           pending_mode: str = "believer"):
+    """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations,
+    the pending points ``pending`` (``{"u", "z", "design_index"}`` dicts, see
+    :func:`~mumbo_jax.run.tune.schedule.pending_holds`) and the last recorded
+    hyper-parameters of ``records`` (default ``evals``; the warm start of the next fit)."""
     from mumbo_jax.bo import loop
     from mumbo_jax.gp import models
 
     ok = [r for r in evals if r["status"] == "ok"]
-    params = next((r["params"] for r in reversed(evals) if r.get("params") is not None), None)
+    params = last_params(evals if records is None else records)
     if params is None:  # plain numpy from the start: the fit then compiles once, not twice
         params = {k: np.asarray(v).tolist() for k, v in models.default_params(task.spec).items()}
     state = {"seed": seed, "x": [r["u"] for r in ok], "z": [r["z"] for r in ok], "y": [r["y"] for r in ok],
-             "costs": [r["cost"] for r in ok], "params": params}
+             "costs": [r["cost"] for r in ok], "params": params,
+             "pending": [{"x": h["u"], "z": h["z"], "design_index": h.get("design_index")} for h in pending]}
     cost_model = None
     if learn_cost:
         from mumbo_jax.gp import costmodel
 
         cost_model = costmodel.cost_model_for(task)
-    return loop.AskTell.from_state(task, settings, state, cost_model=cost_model)
-
-
-def stop_reason(cfg: TuneConfig, evals: list[dict], elapsed: float) -> str | None:
-    """Why the run stops now (a budget is spent, or the objective failed
-    ``max_consecutive_failures`` times in a row), or ``None`` to go on."""
-    if cfg.budget_evaluations is not None and len(evals) >= cfg.budget_evaluations:
-        return f"evaluation budget reached ({len(evals)} evaluations)"
-    spent = sum(r["cost"] for r in evals)
-    if cfg.budget_cost is not None and spent >= cfg.budget_cost:
-        return f"cost budget reached ({spent:.6g} of {cfg.budget_cost:g})"
-    if cfg.budget_wall_clock_s is not None and elapsed >= cfg.budget_wall_clock_s:
-        return f"wall-clock budget reached ({elapsed:.1f} s of {cfg.budget_wall_clock_s:g} s)"
-    run = 0
-    for r in reversed(evals):
-        if r["status"] != "failed":
-            break
-        run += 1
-    if run >= cfg.max_consecutive_failures:
-        return f"stopped after {run} {CONSECUTIVE_FAILURES} (max_consecutive_failures); see the journal"
-    return None
-
-
-def design_cost(cfg: TuneConfig, opt) -> float:
-    """The configured cost of the optimiser's whole initial design."""
-    return float(sum(cfg.cost_of(z) for _, z in opt.design))
-
-
-SAME_POINT_TOL = 1e-3  # proposals this close (fraction of the box, max-norm) to an abandoned point are skipped
-
-
-def _fallback(cfg: TuneConfig, evals: list[dict], z, replaces, point: int, ask_s=0.0, timings=None) -> dict:
-    """A uniform random point at fidelity ``z``: the ``i``-th fallback of the run
-    draws from ``default_rng([seed, i])``, so a resumed run draws the same points."""
-    n_fallbacks = sum(1 for r in evals if r["source"] == "fallback" and r["attempt"] == 0)
-    rng = np.random.default_rng([cfg.seed, n_fallbacks, 0x6d756d62])
-    b = np.asarray([p.internal_bounds for p in cfg.parameters])
-    u = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b))
-    return {"u": u.tolist(), "z": z, "source": "fallback", "point": point, "attempt": 0, "ask_s": ask_s,
-            "timings": timings, "replaces": replaces}
-
-
-def _known_failure(cfg: TuneConfig, evals: list[dict], u, z) -> bool:
-    """Whether ``(u, z)`` is (within :data:`SAME_POINT_TOL`) a point abandoned earlier."""
-    b = np.asarray([p.internal_bounds for p in cfg.parameters])
-    width = b[:, 1] - b[:, 0]
-    zw = 1.0 if cfg.discrete else cfg.fidelity_bounds[1] - cfg.fidelity_bounds[0]
-    for r in evals:
-        if r["status"] == "failed" and r["attempt"] >= cfg.retries:
-            if (abs(float(r["z"]) - float(z)) / zw <= (0 if cfg.discrete else SAME_POINT_TOL)
-                    and np.max(np.abs(np.asarray(r["u"]) - np.asarray(u)) / width) <= SAME_POINT_TOL):
-                return True
-    return False
-
-
-def next_point(cfg: TuneConfig, task, opt, evals: list[dict]) -> dict:
-    """What to evaluate next: a retry of a failed point, a random replacement for an
-    abandoned one, or the optimiser's ask (initial design, then the strategy).
-
-    Failed evaluations never reach the model, so the optimiser's data (and its step
-    key) are unchanged after a failure and it would propose the same point again:
-    an abandoned point is replaced by a random point at the same fidelity, and a later
-    proposal at an abandoned point is skipped the same way (without evaluating it)."""
-    last = evals[-1] if evals else None
-    point = 0 if last is None else last["point"] + 1
-    if last is not None and last["status"] == "failed":
-        if last["attempt"] < cfg.retries:
-            return {"u": last["u"], "z": last["z"], "source": last["source"], "point": last["point"],
-                    "attempt": last["attempt"] + 1, "ask_s": 0.0, "timings": None, "replaces": last.get("replaces")}
-        return _fallback(cfg, evals, last["z"], last["u"], point)
-    in_design, n_timings = opt.in_initial_design, len(opt.timings)
-    t0 = time.perf_counter()
-    u, z = opt.ask()
-    ask_s = time.perf_counter() - t0
-    timings = opt.timings[-1]._asdict() if len(opt.timings) > n_timings else None
-    u, replaces = [float(v) for v in u], None
-    if in_design:
-        # the design evaluates each x at every fidelity: an x abandoned at one fidelity
-        # is replaced by the same replacement at the others (it would likely fail again)
-        replaced = {tuple(r["replaces"]): r["u"] for r in evals if r.get("replaces") is not None}
-        while tuple(u) in replaced:
-            replaces, u = replaces or u, replaced[tuple(u)]
-    elif _known_failure(cfg, evals, u, z):
-        return _fallback(cfg, evals, z, u, point, ask_s, timings)
-    return {"u": u, "z": z, "source": "design" if in_design else "bo", "replaces": replaces,
-            "point": point, "attempt": 0, "ask_s": ask_s, "timings": timings}
+    return loop.AskTell.from_state(task, settings, state, cost_model=cost_model, pending=pending_mode)
 
 
 class _Run:
-    """The imperative shell around AskTell: evaluate, journal, tell, print."""
+    """The imperative shell around AskTell: issue, evaluate, journal, tell, print."""
 
-    def __init__(self, cfg: TuneConfig, objective, run_dir: Path, journal: Journal, records: list[dict], stream):
+    def __init__(self, cfg: TuneConfig, objective, run_dir: Path, journal: Journal, records: list[dict], stream,
+                 executor=None, started=None):
         self.cfg, self.objective, self.run_dir, self.journal = cfg, objective, run_dir, journal
         self.records = list(records)
         self.evals = [r for r in records if r.get("type") == "eval"]
+        self.issued = [r for r in records if r.get("type") == "issued"]
         self.stream = stream
         self.warnings: list[str] = []
+        self.user_executor, self.started = executor, started
 
     def say(self, *args):
         print(*args, file=self.stream, flush=True)
@@ -198,58 +127,137 @@ class _Run:
         elapsed = lambda: offset + time.perf_counter() - t_session
         session = 1 + sum(r.get("type") == "session" for r in self.records)
         self.append({"type": "session", "session": session, "time": _now(), "elapsed_s": offset,
-                     "n_evaluations": len(self.evals), "pid": os.getpid()})
+                     "n_evaluations": len(self.evals), "pid": os.getpid(), "workers": cfg.workers,
+                     "executor": cfg.executor if self.user_executor is None else "user"})
         task = make_tune_task(cfg)
-        opt = replay(task, cfg.settings(), cfg.seed, self.evals, cfg.learn_cost)
+        lost, owed = schedule.unfinished(self.evals, self.issued)
+        opt = replay(task, cfg.settings(), cfg.seed, self.evals, cfg.learn_cost,
+                     pending=schedule.pending_holds(lost, owed), records=self.records, pending_mode=cfg.pending)
         self.check_design_budget(opt)
-        if self.evals:
+        if self.evals or lost:
             n_ok = sum(r["status"] == "ok" for r in self.evals)
             self.say(f"resuming (session {session}): replayed {len(self.evals)} journaled evaluations "
-                     f"({n_ok} ok) at {offset:.1f} s of wall-clock")
+                     f"({n_ok} ok) at {offset:.1f} s of wall-clock"
+                     + (f"; issuing again {len(lost)} lost with the crash" if lost else ""))
+        queue = [("reissue", r) for r in lost] + [("follow", r) for r in owed]
+        submit, close = self.start_executor()
+        in_flight, prev, self.session = {}, offset, session
+        try:
+            while True:
+                while len(in_flight) < cfg.workers:
+                    if schedule.issue_block(cfg, self.evals, list(in_flight.values()), elapsed()) is not None:
+                        break
+                    if not queue and not opt.in_initial_design and not opt.x:
+                        break  # more workers than design points: the first BO step waits for a result
+                    rec = self.issue(self.next_point(queue, opt), opt, elapsed())
+                    in_flight[submit(rec)] = rec
+                if not in_flight:
+                    break
+                done, _ = concurrent.futures.wait(in_flight, return_when=concurrent.futures.FIRST_COMPLETED)
+                for fut in sorted(done, key=lambda f: in_flight[f]["id"]):
+                    rec = in_flight.pop(fut)
+                    prev = self.complete(rec, executors.outcome_of(fut), opt, queue, prev, elapsed())
+        finally:
+            close()
+        reason = stop_reason(cfg, self.evals, elapsed()) or "budget reached"
+        self.say(f"stopping: {reason}")
+        return self.finish({"type": "end", "reason": reason, "aborted": CONSECUTIVE_FAILURES in reason,
+                            "time": _now(), "session": session, "elapsed_s": elapsed()}, opt)
+
+    def start_executor(self):
+        """``(submit(issued record) -> future, close())`` for the configured executor."""
+        cfg = self.cfg
+        if self.user_executor is not None or cfg.workers > 1 or cfg.executor == "dask":
+            ref = worker_ref(self.objective)
+            if self.user_executor is not None:
+                ex, close, isolate = self.user_executor, (lambda: None), cfg.isolate
+            else:
+                ex, name, close = self.started or executors.make_executor(cfg)
+                isolate = cfg.isolate or cfg.executor == "process"
+                self.say(f"  evaluations on {name}")
+            return (lambda rec: ex.submit(executors.evaluate_remote, ref, cfg.base_dir, rec["x"], rec["fidelity"],
+                                          cfg.time_limit_s, isolate)), close
         isolate = cfg.isolate or cfg.time_limit_s is not None
         worker = Worker(worker_ref(self.objective), cfg.base_dir, cfg.time_limit_s) if isolate else None
         fn = None if isolate else (self.objective if callable(self.objective)
                                    else resolve_objective(self.objective, cfg.base_dir))
-        prev = offset
-        try:
-            while True:
-                reason = stop_reason(cfg, self.evals, elapsed())
-                if reason is not None:
-                    break
-                point = next_point(cfg, task, opt, self.evals)
-                x = {p.name: p.from_internal(u) for p, u in zip(cfg.parameters, point["u"])}
-                fidelity = cfg.fidelity_value(point["z"])
-                outcome = worker.evaluate(x, fidelity) if worker else obj.evaluate(fn, x, fidelity)
-                ok = outcome["status"] == "ok"
-                score = outcome.get("score") if ok else None
-                y = None if score is None else (score if cfg.maximise else -score)
-                reported = outcome.get("cost") if ok else None
-                if reported is not None:
-                    cost = reported
-                else:  # a learned cost model learns from the measured seconds
-                    cost = outcome["eval_s"] if cfg.learn_cost else cfg.cost_of(point["z"])
-                if ok:
-                    opt.tell(np.asarray(point["u"]), point["z"], y, cost)
-                now = elapsed()
-                rec = {"type": "eval", "n": len(self.evals), "point": point["point"], "attempt": point["attempt"],
-                       "source": point["source"], "replaces": point.get("replaces"),
-                       "status": outcome["status"], "x": x, "u": point["u"],
-                       "z": point["z"], "fidelity": fidelity, "score": score, "y": y, "cost": cost,
-                       "cost_reported": reported is not None, "error": outcome.get("error"),
-                       "traceback": outcome.get("traceback"), "timed_out": bool(outcome.get("timed_out", False)),
-                       "eval_s": outcome["eval_s"], "ask_s": point["ask_s"], "timings": point["timings"],
-                       "other_s": max(now - prev - outcome["eval_s"] - point["ask_s"], 0.0), "elapsed_s": now,
-                       "session": session, "params": opt.state_dict()["params"]}
-                self.append(rec)
-                self.evals.append(rec)
-                prev = now
-                self.progress(rec)
-        finally:
-            if worker is not None:
-                worker.close()
-        self.say(f"stopping: {reason}")
-        return self.finish({"type": "end", "reason": reason, "aborted": CONSECUTIVE_FAILURES in reason,
-                            "time": _now(), "session": session, "elapsed_s": elapsed()}, opt)
+        inline = executors.InlineExecutor()
+        evaluate = (lambda x, f: worker.evaluate(x, f)) if worker else (lambda x, f: obj.evaluate(fn, x, f))
+        return (lambda rec: inline.submit(evaluate, rec["x"], rec["fidelity"])), (worker.close if worker else
+                                                                                  (lambda: None))
+
+    def next_point(self, queue: list, opt) -> dict:
+        """A lost evaluation again, a retry or replacement of a failed one, or the optimiser's ask."""
+        if queue:
+            kind, r = queue.pop(0)
+            if kind == "reissue":
+                return schedule.reissue(r)
+            return schedule.follow_up(self.cfg, self.evals, self.issued, r)
+        return schedule.ask_point(self.cfg, opt, self.evals, self.issued)
+
+    def issue(self, point: dict, opt, now: float) -> dict:
+        """Journal an evaluation as handed out (an ``issued`` record with a new id)."""
+        cfg = self.cfg
+        numbers = [r["point"] for r in [*self.evals, *self.issued]]
+        if point.get("point") is None:
+            point["point"] = 1 + max(numbers, default=-1)
+        x = {p.name: p.from_internal(u) for p, u in zip(cfg.parameters, point["u"])}
+        rec = {"type": "issued", "id": 1 + max((r["id"] for r in self.issued), default=-1),
+               "point": point["point"], "attempt": point["attempt"], "source": point["source"],
+               "replaces": point.get("replaces"), "u": point["u"], "z": point["z"], "x": x,
+               "fidelity": cfg.fidelity_value(point["z"]), "holds": point.get("holds"),
+               "follows": point.get("follows"), "reissue_of": point.get("reissue_of"), "ask_s": point["ask_s"],
+               "timings": point["timings"], "params": self.params(opt) if point["source"] == "bo" else None,
+               "session": self.session, "elapsed_s": now}
+        self.append(rec)
+        self.issued.append(rec)
+        return rec
+
+    @staticmethod
+    def params(opt) -> dict:
+        return {k: np.asarray(v).tolist() for k, v in opt.params.items()}
+
+    def complete(self, issued: dict, outcome: dict, opt, queue: list, prev: float, now: float) -> float:
+        """Journal a finished evaluation, tell it to the optimiser (or queue what follows
+        a failure) and print its line; returns ``now``."""
+        cfg, point = self.cfg, issued
+        ok = outcome["status"] == "ok"
+        score = outcome.get("score") if ok else None
+        y = None if score is None else (score if cfg.maximise else -score)
+        reported = outcome.get("cost") if ok else None
+        if reported is not None:
+            cost = reported
+        else:  # a learned cost model learns from the measured seconds
+            cost = outcome["eval_s"] if cfg.learn_cost else cfg.cost_of(point["z"])
+        if ok:
+            self.tell(opt, point, y, cost)
+        rec = {"type": "eval", "n": len(self.evals), "id": point["id"], "point": point["point"],
+               "attempt": point["attempt"], "source": point["source"], "replaces": point.get("replaces"),
+               "status": outcome["status"], "x": point["x"], "u": point["u"],
+               "z": point["z"], "fidelity": point["fidelity"], "score": score, "y": y, "cost": cost,
+               "cost_reported": reported is not None, "error": outcome.get("error"),
+               "traceback": outcome.get("traceback"), "timed_out": bool(outcome.get("timed_out", False)),
+               "eval_s": outcome["eval_s"], "ask_s": point["ask_s"], "timings": point["timings"],
+               "other_s": max(now - prev - outcome["eval_s"] - point["ask_s"], 0.0), "elapsed_s": now,
+               "session": self.session, "holds": point.get("holds"), "params": self.params(opt)}
+        self.append(rec)
+        self.evals.append(rec)
+        if not ok:
+            queue.append(("follow", rec))
+        self.progress(rec)
+        return now
+
+    @staticmethod
+    def tell(opt, point: dict, y, cost):
+        """Tell a result: the pending point it holds, or (a replacement) cancel that
+        pending point and tell the replacement as the user's own evaluation."""
+        holds = point.get("holds")
+        if holds is not None and (list(holds["u"]) != list(point["u"]) or holds["z"] != point["z"]):
+            try:
+                opt.cancel(np.asarray(holds["u"]), holds["z"])
+            except ValueError:  # already cancelled (e.g. by an earlier replacement)
+                pass
+        opt.tell(np.asarray(point["u"]), point["z"], y, cost)
 
     def check_design_budget(self, opt):
         """Warn when the cost budget ends inside the initial design (no BO step)."""
@@ -333,7 +341,32 @@ def _as_config(config) -> TuneConfig:
     return load_tune_config(config)
 
 
-def tune(config, objective: Callable | str | None = None, out=None, stream=None) -> dict:
+def _with_workers(cfg: TuneConfig, workers=None, executor=None, scheduler=None) -> TuneConfig:
+    """``cfg`` with the command line's --workers/--executor/--scheduler applied."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(f"--workers must be a positive integer (evaluations at once), got {workers!r}")
+    if executor is not None and executor not in executors.EXECUTORS:
+        raise ConfigError(f"--executor must be one of {', '.join(executors.EXECUTORS)}, got {executor!r}")
+    changes = {k: v for k, v in (("workers", workers), ("executor", executor), ("scheduler", scheduler))
+               if v is not None}
+    if scheduler is not None and executor is None:
+        changes["executor"] = "dask"
+    cfg = dataclasses.replace(cfg, **changes)
+    if cfg.executor == "dask" and not cfg.scheduler:
+        raise ConfigError("--executor dask needs --scheduler ADDRESS (or [workers] scheduler), e.g. tcp://host:8786")
+    return cfg
+
+
+def _connect(cfg: TuneConfig, user_executor):
+    """The Dask executor, connected now (a bad address is a ConfigError before any
+    evaluation), or ``None``."""
+    if user_executor is None and cfg.executor == "dask":
+        return executors.make_executor(cfg)
+    return None
+
+
+def tune(config, objective: Callable | str | None = None, out=None, stream=None, workers=None, executor=None,
+         scheduler=None) -> dict:
     """Start a journaled tuning run and run it to its budget.
 
     Args:
@@ -342,6 +375,11 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None)
             a ``"module:function"`` string; default ``[objective] function``.
         out: the run folder (default ``[run] out``); it must not hold a journal yet.
         stream: where progress goes (default stdout).
+        workers: evaluations at once (overrides ``[workers] n``).
+        executor: ``"process"`` or ``"dask"`` (overrides ``[workers] executor``), or any
+            :class:`concurrent.futures.Executor` instance (its evaluations run
+            :func:`mumbo_jax.run.tune.executors.evaluate_remote`; ``workers`` of them at once).
+        scheduler: the Dask scheduler's address (implies ``executor="dask"``).
 
     Returns:
         The results dict (also written to ``RUN_DIR/results.json``).
@@ -354,6 +392,8 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None)
 
     jax.config.update("jax_enable_x64", True)
     cfg = _as_config(config)
+    user_executor = executor if isinstance(executor, concurrent.futures.Executor) else None
+    cfg = _with_workers(cfg, workers, None if user_executor is not None else executor, scheduler)
     if out is not None:
         cfg = dataclasses.replace(cfg, out=str(out))
     if objective is None:
@@ -368,27 +408,35 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None)
     else:
         raise ConfigError(f"objective must be a callable or a 'module:function' string, got {type(objective).__name__}")
     cfg = dataclasses.replace(cfg, objective=ref)
-    if cfg.isolate:
+    if cfg.isolate or cfg.workers > 1 or cfg.executor == "dask" or user_executor is not None:
         worker_ref(objective)
     run_dir = Path(cfg.out)
     if (run_dir / JOURNAL_NAME).exists():
         raise JournalError(f"{run_dir} already holds a run ({JOURNAL_NAME}): `mumbo-jax resume {run_dir}` continues "
                            "it; choose another output folder for a new run")
     prepare_output(run_dir)  # a folder we can write, before any evaluation
+    started = _connect(cfg, user_executor)  # an unreachable scheduler fails before the journal exists
     from mumbo_jax import __version__
 
     header = {"format": FORMAT, "created": _now(), "mumbo_jax": __version__, "jax": jax.__version__,
               "config": cfg.to_dict(), "source": cfg.source, "base_dir": cfg.base_dir, "objective": ref}
     stream = sys.stdout if stream is None else stream
-    with Journal.create(run_dir / JOURNAL_NAME, header) as journal:
+    try:
+        journal = Journal.create(run_dir / JOURNAL_NAME, header)
+    except BaseException:
+        if started is not None:
+            started[2]()
+        raise
+    with journal:
         print(f"mumbo-jax tune: {cfg.describe()}\n  objective {ref or repr(objective)}"
               f"{f', time limit {cfg.time_limit_s:g} s (worker process)' if cfg.time_limit_s else ''}"
               f"\n  run folder {run_dir}/ (every evaluation is journaled and synced; "
               f"`mumbo-jax resume {run_dir}` continues a killed run)", file=stream, flush=True)
-        return _Run(cfg, objective, run_dir, journal, [], stream).run()
+        return _Run(cfg, objective, run_dir, journal, [], stream, user_executor, started).run()
 
 
-def resume(run_dir, objective: Callable | str | None = None, stream=None) -> dict:
+def resume(run_dir, objective: Callable | str | None = None, stream=None, workers=None, executor=None,
+           scheduler=None) -> dict:
     """Continue a run from its journal (after a crash, a kill or a Ctrl-C), or rewrite
     the results of a finished one.
 
@@ -397,6 +445,8 @@ def resume(run_dir, objective: Callable | str | None = None, stream=None) -> dic
         objective: needed only when the run's objective was a callable that cannot be
             imported by name (then pass the same callable again).
         stream: where progress goes (default stdout).
+        workers, executor, scheduler: as for :func:`tune`; default: the run's own
+            ``[workers]`` (a new scheduler address after a cluster restart, say).
 
     Raises:
         JournalError: no usable journal (a torn last line is only warned about).
@@ -417,6 +467,8 @@ def resume(run_dir, objective: Callable | str | None = None, stream=None) -> dic
         except ConfigError as e:
             raise JournalError(f"{journal.path}: the header's configuration is invalid: {e}") from None
         cfg = dataclasses.replace(cfg, out=str(run_dir))
+        user_executor = executor if isinstance(executor, concurrent.futures.Executor) else None
+        cfg = _with_workers(cfg, workers, None if user_executor is not None else executor, scheduler)
         if objective is None:
             objective = header.get("objective")
             if objective is None:
@@ -425,7 +477,8 @@ def resume(run_dir, objective: Callable | str | None = None, stream=None) -> dic
         if isinstance(objective, str):
             resolve_objective(objective, cfg.base_dir)
         prepare_output(run_dir)  # still writable (results.json, the plot)
+        started = _connect(cfg, user_executor)
         print(f"mumbo-jax resume: {run_dir}/ ({sum(r.get('type') == 'eval' for r in records)} evaluations in the "
               f"journal)\n  {cfg.describe()}", file=stream, flush=True)
-        return _Run(cfg, objective, run_dir, journal, records, stream).run()
+        return _Run(cfg, objective, run_dir, journal, records, stream, user_executor, started).run()
 
