@@ -3,8 +3,9 @@
     taskset -c 1 python experiments/ablation_mumbo.py --problems hartmann3 --seeds 3 --budget 150 \
         --levers base,fit,floor,disc,inc_target,protect --baselines mt_ei,mf_gp_ucb,ei
 
-Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = today's
-MUMBO-10). Levers (all OFF in today's defaults):
+Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = MUMBO-10
+as it was before issue 13, with ``boundary_frac = local_frac = 0`` even if the library's
+defaults change; ``--base-defaults`` starts from today's defaults instead). Levers:
 
 * ``fit``: 4 L-BFGS restarts (previous, defaults, 2 random) x 200 iterations instead of 2 x 50.
 * ``floor``: ICM whose target-specific variance kappa_0 is floored at 5 % of the shared
@@ -180,12 +181,17 @@ def main():
     ap.add_argument("--refit-every", type=int, default=5)
     ap.add_argument("--checkpoints", default="25,50,100")
     ap.add_argument("--tag", default="screen")
+    ap.add_argument("--base-defaults", action="store_true", help="variants start from today's BOSettings defaults")
     ap.add_argument("--report", nargs="*", default=None, help="print tables of these results files and exit")
     args = ap.parse_args()
     if args.report is not None:
         return report(args.report)
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
+    # "base" is MUMBO as it was before issue 13: the candidate-set levers off whatever the
+    # library's defaults (``--base-defaults`` runs today's defaults instead)
     common = {"refit_every": args.refit_every}
+    if not args.base_defaults:
+        common.update(boundary_frac=0.0, local_frac=0.0)
     variants = [("mumbo" if v == "base" else "mumbo+" + v) for v in args.levers.split(",") if v]
     variants += [b for b in args.baselines.split(",") if b]
     checkpoints = [float(c) for c in args.checkpoints.split(",")] + [args.budget]
