@@ -95,6 +95,7 @@ def test_design_is_handed_out_while_pending_and_told_out_of_order():
     task = tasks.problem_task(prob)
     opt = loop.AskTell(task, FAST, seed=1)
     first = [opt.ask() for _ in range(3)]
+    assert opt.in_initial_design and opt.asks_design
     assert [p.design_index for p in opt.pending()] == [0, 1, 2]
     for (x, z), (xd, zd) in zip(first, opt.design[:3]):
         np.testing.assert_array_equal(x, xd)
@@ -112,6 +113,8 @@ def test_a_bo_step_needs_one_told_result():
     opt = loop.AskTell(tasks.problem_task(problems.get_problem("forrester")), FAST, seed=1)
     for _ in range(opt.n_design):
         opt.ask()
+    # every design point handed out: the next ask is a BO step, but the design is not complete
+    assert opt.in_initial_design and not opt.asks_design
     with pytest.raises(ValueError, match="nothing told yet and all 6 design points are pending"):
         opt.ask()
 

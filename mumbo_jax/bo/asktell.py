@@ -259,7 +259,14 @@ class AskTell:
 
     @property
     def in_initial_design(self) -> bool:
-        """Whether the next ask hands out a design point."""
+        """Whether the initial design is incomplete: fewer of its points told (a user's
+        own tells count) than it has. It stays True while its last points are pending."""
+        return len(self._design_done) < self.n_design
+
+    @property
+    def asks_design(self) -> bool:
+        """Whether the next ask hands out a design point (False once every design point
+        is told or pending)."""
         return self._next_design_index() is not None
 
     # -- helpers

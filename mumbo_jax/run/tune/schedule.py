@@ -109,7 +109,7 @@ def ask_point(cfg: TuneConfig, opt, evals: list[dict], issued: list[dict]) -> di
     evaluations in flight), or a random replacement when it proposes an abandoned
     point; a design point abandoned at another fidelity is replaced by that point's
     replacement."""
-    in_design, n_timings = opt.in_initial_design, len(opt.timings)
+    in_design, n_timings = opt.asks_design, len(opt.timings)
     t0 = time.perf_counter()
     u, z = opt.ask()
     ask_s = time.perf_counter() - t0

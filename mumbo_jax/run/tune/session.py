@@ -147,7 +147,7 @@ class _Run:
                 while len(in_flight) < cfg.workers:
                     if schedule.issue_block(cfg, self.evals, list(in_flight.values()), elapsed()) is not None:
                         break
-                    if not queue and not opt.in_initial_design and not opt.x:
+                    if not queue and not opt.asks_design and not opt.x:
                         break  # more workers than design points: the first BO step waits for a result
                     rec = self.issue(self.next_point(queue, opt), opt, elapsed())
                     in_flight[submit(rec)] = rec
