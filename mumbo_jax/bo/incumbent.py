@@ -35,7 +35,7 @@ import jax.numpy as jnp
 from mumbo_jax.bo import optimize
 from mumbo_jax.gp import posterior
 
-__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
+__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
            "recommend"]
 
 INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb")
@@ -44,7 +44,7 @@ LCB_SD = 2.0  # the lcb rule's width in posterior sd
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
 GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, local_frac=0.5)
-N_GLOBAL_ANCHORS = 4
+N_ANCHORS = 4  # the best evaluated x that local candidates surround (maximiser and global search)
 
 
 def evaluated_inputs(post: posterior.Posterior):
@@ -112,7 +112,7 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     if rule in GLOBAL_RULES:
         width = LCB_SD if rule == "global_lcb" else 0.0
         score = jax.tree_util.Partial(_score_of_g, post, target, width)
-        anchors = best_inputs(post, target, N_GLOBAL_ANCHORS)
+        anchors = best_inputs(post, target, N_ANCHORS)
         found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                                   anchors=anchors, **GLOBAL_SEARCH)
         x = jnp.where(found.alpha > score(x[None], None)[0], found.x, x)  # never below the best row

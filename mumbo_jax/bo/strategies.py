@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
-from mumbo_jax.bo.incumbent import best_inputs, evaluated_inputs, incumbent
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, evaluated_inputs, incumbent
 from mumbo_jax.bo.rules import (  # the names run/ and older code import from here, re-exported
     CONTINUOUS_ONLY, DISCRETE_ONLY, MTBO_POOL, STRATEGIES, TARGET_ONLY, USES_GSTAR, Context, check_rule,
     check_rule_for_task, mumbo_alpha, target_space,
@@ -22,9 +22,6 @@ from mumbo_jax.gp import posterior
 
 __all__ = ["propose", "protect_target", "N_ANCHORS", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
            "check_rule", "mumbo_alpha"]
-
-
-N_ANCHORS = 4  # the best evaluated x (posterior mean of g) the local candidates surround
 
 
 def _per_unit_cost(acq, cost, x, z):
