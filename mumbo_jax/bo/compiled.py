@@ -7,6 +7,12 @@ step and every seed; the loop over steps is a thin host loop that times the stag
 (no host callbacks inside any program, so JAX's persistent compilation cache keeps
 them all: with ``JAX_COMPILATION_CACHE_DIR`` set, a second run compiles nothing).
 
+With ``settings.batch_size = q > 1`` a step chooses q evaluations at once
+(:mod:`mumbo_jax.bo.batch`: GIBBON's batch bound or the kriging believer), evaluates
+them together and appends them: the History keeps one row per evaluation (a batch's
+rows share the recommendation made before it), the step clock one record per batch
+(keyed by the index of its first evaluation).
+
 Seeds run one after another (``batching="map"``, the same programs as
 :class:`mumbo_jax.bo.asktell.AskTell`, so the two drivers make the same decisions), in
 lock-step (``"vmap"``: one vmapped program per stage, for accelerators) or in lock-step
@@ -27,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import kernel, rules, sharding
+from mumbo_jax.bo import batch, kernel, rules, sharding
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
 
@@ -111,6 +117,19 @@ def _observe(task: Task, bench, state, params, prop, noise_key, go):
     return state, y, cost
 
 
+@functools.partial(jax.jit, static_argnames=("bench",))
+def _observe_batch(task: Task, bench, state, params, props, noise_key, go):
+    """Evaluate a batch (``props`` with a leading slot axis) and append it slot by slot
+    (the noise key of each evaluation as in the sequential loop): ``(state, y [q], cost [q])``."""
+
+    def one(st, prop):
+        st, y, cost = _observe(task, bench, st, params, prop, noise_key, go)
+        return st, (y, cost)
+
+    state, (y, cost) = jax.lax.scan(one, state, props)
+    return state, y, cost
+
+
 class _Stages(NamedTuple):
     init: callable
     fit: callable
@@ -127,8 +146,15 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
         fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
         score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
-        maximise=lambda post, g, k, n0: kernel.maximise_stage(settings, task, post, g, k, None, n0),
+        maximise=lambda post, g, k, s: kernel.maximise_stage(settings, task, post, g, k, None, s.n_design),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
+    ) if settings.batch_size == 1 else _Stages(
+        init=lambda key, mb: _init(task, bench, key, mb),
+        fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
+        score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
+        gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
+        maximise=lambda post, g, k, s: batch.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
+        observe=lambda s, p, prop, nk, go: _observe_batch(task, bench, s, p, prop, nk, go),
     )
 
 
@@ -164,9 +190,20 @@ def _maximise_all(settings, task, post, gstar, keys, n_design):
                                                                                              n_design)
 
 
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _batch_all(settings, task, post, gstar, keys, state):
+    return jax.vmap(lambda p, g, k, s: batch.batch_stage(settings, task, p, g, k, s.buffers, s.n, s.n_design))(
+        post, gstar, keys, state)
+
+
 @functools.partial(jax.jit, static_argnames=("bench",))
 def _observe_all(task, bench, state, params, prop, noise_keys, go):
     return jax.vmap(lambda *a: _observe(task, bench, *a))(state, params, prop, noise_keys, go)
+
+
+@functools.partial(jax.jit, static_argnames=("bench",))
+def _observe_batch_all(task, bench, state, params, props, noise_keys, go):
+    return jax.vmap(lambda *a: _observe_batch(task, bench, *a))(state, params, props, noise_keys, go)
 
 
 @jax.jit
@@ -182,8 +219,10 @@ def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
         fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
         score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
-        maximise=lambda post, g, k, n0: _maximise_all(settings, task, post, g, k, n0),
-        observe=lambda s, p, prop, nk, go: _observe_all(task, bench, s, p, prop, nk, go),
+        maximise=(lambda post, g, k, s: _maximise_all(settings, task, post, g, k, s.n_design)) if settings.batch_size == 1
+        else (lambda post, g, k, s: _batch_all(settings, task, post, g, k, s)),
+        observe=(lambda s, p, prop, nk, go: _observe_all(task, bench, s, p, prop, nk, go)) if settings.batch_size == 1
+        else (lambda s, p, prop, nk, go: _observe_batch_all(task, bench, s, p, prop, nk, go)),
     )
 
 
@@ -206,11 +245,13 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
     n_real = len(hist["n_evals"]) if n_real is None else n_real
     size = state.buffers.x.shape[lead]
     split = _step_keys_all if batched else kernel.step_keys
+    q = settings.batch_size  # evaluations per step
     running = np.ones(len(seeds), bool)
     spent = np.zeros(len(seeds))
     t = 0  # the step of every running seed (they advance together)
     while running.any():
-        if n0 + t >= size:  # no free row: the next buffer size (compiled once per size)
+        e = t * q  # evaluations made before this step
+        while n0 + e + q > size:  # too few free rows: the next buffer size (compiled once per size)
             size = kernel.buffer_size(size, min_buffer)
             state = kernel.grow(state, size, lead)
             if progress is not None:
@@ -219,34 +260,42 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
         post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
                             bool(kernel.full_refit_at(settings, t)))
         (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
-        x_inc, value, regret = as_rows(x_inc), as_rows(value), as_rows(regret)
+        inc = {"incumbent_x": as_rows(x_inc), "incumbent_value": as_rows(value), "regret": as_rows(regret),
+               "incumbent_mean": as_rows(mu), "incumbent_sd": as_rows(sd)}
+        regret = inc["regret"]
         on = rows[running]
-        hist["incumbent_mean"][on, t] = as_rows(mu)[running]
-        hist["incumbent_sd"][on, t] = as_rows(sd)[running]
-        hist["incumbent_x"][on, t] = x_inc[running]
-        hist["incumbent_value"][on, t] = value[running]
-        hist["regret"][on, t] = regret[running]
-        hist["cost_spent"][on, t] = spent[running]
-        go = running & (spent < budget) & (t < max_evals)
+        for name, v in inc.items():
+            hist[name][on, e] = v[running]
+        hist["cost_spent"][on, e] = spent[running]
+        go = running & (spent < budget) & (e + q <= max_evals)
         if go.any():
             gstar, t_gstar = timed(stages.gstar, post, k_gstar)
-            prop, t_max = timed(stages.maximise, post, gstar, k_max, state.n_design)
+            prop, t_max = timed(stages.maximise, post, gstar, k_max, state)
             (state, y, cost), t_obs = timed(stages.observe, state, post.params, prop, noise_keys,
                                             jnp.asarray(go) if batched else bool(go[0]))
-            x, z, y, cost = as_rows(prop.x), as_rows(prop.z).astype(float), as_rows(y), as_rows(cost)
+            n_s = len(seeds)
+            x = as_rows(prop.x).reshape(n_s, q, -1)
+            z, y, cost = (as_rows(a).reshape(n_s, q).astype(float) for a in (prop.z, y, cost))
             on = rows[go]
-            hist["x"][on, t], hist["z"][on, t], hist["y"][on, t], hist["cost"][on, t] = x[go], z[go], y[go], cost[go]
-            spent = np.where(go, spent + cost, spent)
+            slots = slice(e, e + q)
+            hist["x"][on, slots], hist["z"][on, slots], hist["y"][on, slots] = x[go], z[go], y[go]
+            hist["cost"][on, slots] = cost[go]
+            # inside a batch the recommendation is the one made before it (no refit until it returns)
+            for j in range(1, q):
+                for name, v in inc.items():
+                    hist[name][on, e + j] = v[go]
+                hist["cost_spent"][on, e + j] = spent[go] + cost[go, :j].sum(1)
+            spent = np.where(go, spent + cost.sum(1), spent)
             timings = Timings(t_fit + t_score, t_gstar, t_max + t_obs)
         for i in np.flatnonzero(running & (rows < n_real)):
             seed = int(seeds[i])
             if go[i]:
-                clock.record(seed, t, timings)
-                clock.report(seed, t, {"running": True, "spent": float(spent[i]), "z": float(z[i]),
+                clock.record(seed, e, timings)
+                clock.report(seed, e, {"running": True, "spent": float(spent[i]), "z": float(z[i, 0]),
                                        "regret": float(regret[i])})
             else:
-                hist["n_evals"][rows[i]] = t
-                clock.report(seed, t, {"running": False, "spent": float(spent[i]), "z": float("nan"),
+                hist["n_evals"][rows[i]] = e
+                clock.report(seed, e, {"running": False, "spent": float(spent[i]), "z": float("nan"),
                                        "regret": float(regret[i])})
         running = go
         t += 1
@@ -271,7 +320,8 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         budget: cost to spend after the initial design (> 0).
         seeds: integer seeds (one run each).
         settings: the decision rule.
-        max_evals: cap on BO evaluations per seed.
+        max_evals: cap on BO evaluations per seed (with ``settings.batch_size = q > 1``
+            a step makes q of them; the run stops before a batch would exceed the cap).
         progress: optional ``callback(history)`` called when the buffers grow and when
             a seed (or the lock-step batch) finishes.
         clock: optional :class:`mumbo_jax.bo.timing.StepClock`: per-step overheads and

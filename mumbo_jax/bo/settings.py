@@ -19,7 +19,9 @@ from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.gp import models, posterior
 
-__all__ = ["BOSettings", "Task", "make_task"]
+__all__ = ["BOSettings", "Task", "make_task", "BATCH_RULES"]
+
+BATCH_RULES = ("gibbon", "believer")  # how a synchronous batch is built (mumbo_jax.bo.batch)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +88,13 @@ class BOSettings:
             best evaluated x (:func:`mumbo_jax.bo.optimize.near_anchors`, the
             :data:`mumbo_jax.bo.strategies.N_ANCHORS` best posterior means of g), at
             several scales; 0 (the default): none. ``boundary_frac + local_frac <= 1``.
+        batch_size: evaluations chosen per BO step by the compiled loop
+            (:func:`mumbo_jax.bo.compiled.run_compiled`; synchronous batches,
+            :mod:`mumbo_jax.bo.batch`). 1 (the default): one evaluation per step.
+        batch_rule: how a batch of ``batch_size > 1`` is built: ``"gibbon"`` (GIBBON's
+            batch bound, greedy over a candidate set; rules that sample g*) or
+            ``"believer"`` (kriging believer: the rule's own proposal, each slot on the
+            posterior conditioned on the earlier slots at their mean; any rule).
     """
 
     strategy: str = "mumbo"
@@ -110,6 +119,8 @@ class BOSettings:
     protect_target: bool = False
     boundary_frac: float = 0.0
     local_frac: float = 0.0
+    batch_size: int = 1
+    batch_rule: str = "gibbon"
 
     def __post_init__(self):
         if self.strategy not in rules.RULES:
@@ -117,7 +128,8 @@ class BOSettings:
         if self.gstar_method not in maxvalue.GSTAR_METHODS:
             raise ValueError(f"unknown gstar_method {self.gstar_method!r}; allowed: {maxvalue.GSTAR_METHODS}")
         for name in ("n_gstar", "n_candidates", "n_starts", "n_polish_steps", "fit_restarts", "fit_max_iter",
-                     "full_refit_every", "refit_every", "mtbo_samples", "mtbo_representers", "mtbo_fantasies"):
+                     "full_refit_every", "refit_every", "mtbo_samples", "mtbo_representers", "mtbo_fantasies",
+                     "batch_size"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -137,6 +149,11 @@ class BOSettings:
         if self.boundary_frac + self.local_frac > 1.0:
             raise ValueError(f"boundary_frac + local_frac must be at most 1, got {self.boundary_frac} + "
                              f"{self.local_frac}")
+        if self.batch_rule not in BATCH_RULES:
+            raise ValueError(f"unknown batch_rule {self.batch_rule!r}; allowed: {BATCH_RULES}")
+        if self.batch_size > 1 and self.batch_rule == "gibbon" and not rules.RULES[self.strategy].uses_gstar:
+            raise ValueError(f"batch_rule 'gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
+                             f"{self.strategy!r} does not: use batch_rule = 'believer'")
         optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
         if self.strategy == "mtbo" and self.mtbo_representers > rules.MTBO_POOL:
             raise ValueError(f"mtbo_representers must be <= {rules.MTBO_POOL}, got {self.mtbo_representers}")

@@ -36,6 +36,7 @@ from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo import rules
 from mumbo_jax.bo.loop import BOSettings
 from mumbo_jax.bo.incumbent import INCUMBENT_RULES
+from mumbo_jax.bo.settings import BATCH_RULES
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
@@ -90,6 +91,8 @@ def _acquisition_fields() -> tuple:
             extra = {"choices": maxvalue.GSTAR_METHODS}
         if f.name == "incumbent_rule":
             extra = {"choices": INCUMBENT_RULES}
+        if f.name == "batch_rule":
+            extra = {"choices": BATCH_RULES}
         fields.append(Field(f.name, kind, docs.get(f.name, ""), default=f.default, **extra))
     return tuple(fields)
 

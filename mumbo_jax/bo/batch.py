@@ -1,0 +1,118 @@
+"""Synchronous batches: q evaluations chosen per BO step (issue 11).
+
+A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
+before any of them is evaluated; the q evaluations run together (q workers) and are
+appended at once (:func:`mumbo_jax.bo.compiled.run_compiled` with
+``BOSettings.batch_size = q``). Two rules build the batch greedily from the same fitted
+posterior:
+
+    "gibbon"    GIBBON's batch lower bound in its multi-fidelity form
+                (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch`): slot k takes the
+                candidate maximising the batch's gain per unit cost given slots < k,
+                which enter through the joint covariance of the evaluations (no
+                fantasised values). Candidates: ``n_candidates`` uniform x and the
+                sequential rule's polished choice, each at every fidelity of the
+                rule's space (a continuous fidelity at 5 evenly spaced values).
+    "believer"  the kriging believer (the fantasy baseline): slot k is the rule's
+                ordinary proposal (the full maximiser) on the posterior conditioned
+                on slots < k at their posterior mean. Any rule; slot 0 is the
+                sequential decision, so q = 1 is the sequential step exactly.
+
+Slot k of the believer uses the maximiser key ``fold_in(key, k)`` (slot 0: ``key``).
+Both rules are pure functions of (posterior, g*, key, buffers): one jit program per
+buffer size and q, vmapped over seeds by the lock-step driver like the other stages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from mumbo_jax.acquisition import gibbon
+from mumbo_jax.bo import optimize, rules, strategies
+from mumbo_jax.bo.settings import BOSettings, Task
+from mumbo_jax.gp import posterior
+
+__all__ = ["batch_stage", "candidate_pairs", "CONTINUOUS_FIDELITIES"]
+
+CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
+
+
+def candidate_pairs(settings: BOSettings, task: Task, key, anchor_x):
+    """GIBBON's candidate set: ``(x [F M, d], z [F M])`` with M = n_candidates + 1 (the
+    uniform x from ``key`` and ``anchor_x [d]``) at each of the F fidelities of the rule's
+    space (traceable)."""
+    spec = task.spec
+    b = jnp.asarray(spec.bounds)
+    u = jax.random.uniform(key, (settings.n_candidates, spec.dim), dtype=b.dtype)
+    xs = jnp.concatenate([jnp.asarray(anchor_x, b.dtype)[None], b[:, 0] + (b[:, 1] - b[:, 0]) * u])
+    if rules.rule_for(settings).space == "target":
+        fids = jnp.asarray(task.target_z, float)
+    elif spec.discrete:
+        fids = jnp.arange(spec.n_fidelities, dtype=float)
+    else:
+        fids = jnp.linspace(*spec.fidelity_bounds, CONTINUOUS_FIDELITIES)
+    return jnp.tile(xs, (fids.shape[0], 1)), jnp.repeat(fids, xs.shape[0])
+
+
+def _as_fidelity(task: Task, z):
+    return z.astype(jnp.int32) if task.spec.discrete else z
+
+
+def _gibbon(settings, task, post, gstar, key, q, n_design):
+    first = strategies.propose(settings, task, post, gstar, key, None, n_design)
+    x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), first.x)
+    z_in = _as_fidelity(task, z)
+    batch = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in))
+    return optimize.Proposal(batch.x, batch.z.astype(jnp.asarray(first.z).dtype), batch.score, batch.gain)
+
+
+def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
+    spec = task.spec
+
+    def slot(carry, k):
+        b, p = carry
+        prop = strategies.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
+                                  None, n_design)
+        mean, _ = posterior.predict(p, prop.x[None], _as_fidelity(task, jnp.atleast_1d(prop.z)))
+        row = n + k
+        b = b._replace(x=b.x.at[row].set(prop.x), z=b.z.at[row].set(jnp.asarray(prop.z, float)),
+                       y=b.y.at[row].set(mean[0]), mask=b.mask.at[row].set(1.0))
+        p = posterior.condition(spec, post.params, b.x, b.z, b.y, b.mask, scaling=post.scaling)
+        return (b, p), prop
+
+    _, props = jax.lax.scan(slot, (buffers, post), jnp.arange(q))
+    return props
+
+
+def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, buffers, n,
+                n_design) -> optimize.Proposal:
+    """``settings.batch_size`` pairs chosen at once by ``settings.batch_rule``.
+
+    Args:
+        post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
+        gstar: ``[N]`` g* samples; key: the step's maximiser key.
+        buffers: :class:`mumbo_jax.bo.kernel.Buffers` with at least ``n + q - 1`` rows
+            (the believer writes its fantasies after row n).
+        n: rows filled; n_design: rows of the initial design.
+
+    Returns:
+        :class:`mumbo_jax.bo.optimize.Proposal` with a leading slot axis: ``x [q, d]``,
+        ``z [q]``, ``score [q]`` (GIBBON: the batch's gain per unit cost when the slot
+        was chosen; believer: the rule's score on the fantasised posterior) and
+        ``alpha [q]`` (GIBBON: the slot's gain increment; believer: the rule's alpha).
+    """
+    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, fit_ftol=0.0, full_refit_every=1,
+                                   refit_every=1, gstar_method="gumbel", gstar_grid=None)
+    return _batch(decision, task, post, gstar, key, buffers, n, n_design)
+
+
+@functools.partial(jax.jit, static_argnames=("settings",))
+def _batch(settings, task, post, gstar, key, buffers, n, n_design):
+    q = settings.batch_size
+    if settings.batch_rule == "gibbon":
+        return _gibbon(settings, task, post, gstar, key, q, n_design)
+    return _believer(settings, task, post, gstar, key, q, buffers, n, n_design)

@@ -1,0 +1,95 @@
+"""Synchronous batches (issue 11): q evaluations per step of the compiled loop.
+
+The believer's slots are rebuilt independently (the sequential maximiser on the
+posterior conditioned by ``kernel.believe_stage``), GIBBON's slot gains against the
+dense batch gain (``gibbon.gibbon_batch_gain``: log-det of the joint correlation), and
+the compiled loop's bookkeeping against the recorded evaluations."""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from mumbo_jax.acquisition import gibbon
+from mumbo_jax.benchmarks import problems, tasks
+from mumbo_jax.bo import batch, kernel, loop
+from mumbo_jax.bo.compiled import run_compiled
+from mumbo_jax.run import config
+from tests.bo_helpers import FAST, drive, with_
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """A Forrester optimiser after its design and 3 BO steps: (task, post, buffers, n, n_design, gstar)."""
+    prob = problems.get_problem("forrester")
+    opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=4)
+    drive(opt, prob, 3)
+    opt.ask()
+    _, post, buffers = opt.last_fit
+    gstar = kernel.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
+    return opt.task, post, buffers, len(opt.x), opt.n_design, gstar
+
+
+def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fitted):
+    task, post, buffers, n, n_design, gstar = fitted
+    key = jax.random.PRNGKey(3)
+    props = batch.batch_stage(with_(FAST, batch_size=3, batch_rule="believer"), task, post, gstar, key, buffers, n,
+                              n_design)
+    assert props.x.shape == (3, 1) and props.z.shape == (3,)
+    first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
+    np.testing.assert_array_equal(props.x[0], first.x)  # slot 0: the sequential step exactly
+    assert props.z[0] == first.z
+    fantasised = post
+    for k in (1, 2):
+        fantasised = kernel.believe_stage(task, post, buffers, n, np.asarray(props.x[:k]), np.asarray(props.z[:k]))
+        ref = kernel.maximise_stage(FAST, task, fantasised, gstar, jax.random.fold_in(key, k), None, n_design)
+        np.testing.assert_allclose(props.x[k], ref.x, atol=1e-6)
+        assert props.z[k] == ref.z
+    # believing a point removes (most of) its own information: no slot repeats the last
+    assert not np.allclose(props.x[1], props.x[0], atol=1e-4) or props.z[1] != props.z[0]
+
+
+def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
+    task, post, buffers, n, n_design, gstar = fitted
+    props = batch.batch_stage(with_(FAST, batch_size=4), task, post, gstar, jax.random.PRNGKey(5), buffers, n,
+                              n_design)
+    z = np.asarray(props.z).astype(int)
+    dense = gibbon.gibbon_batch_gain(post, props.x, z, task.target, gstar)
+    np.testing.assert_allclose(float(np.sum(props.alpha)), float(dense), rtol=1e-6, atol=1e-9)
+    cost = np.asarray(task.space.cost(z))
+    # the last slot's score is the whole batch's gain per unit of its cost
+    np.testing.assert_allclose(float(props.score[-1]), float(dense) / cost.sum(), rtol=1e-6)
+    pairs = {(round(float(a), 6), int(b)) for a, b in zip(np.asarray(props.x)[:, 0], z)}
+    assert len(pairs) == 4  # four distinct evaluations
+
+
+@pytest.mark.parametrize("rule", ["gibbon", "believer"])
+def test_compiled_loop_runs_batches(rule):
+    prob = problems.get_problem("forrester")
+    settings = with_(FAST, batch_size=3, batch_rule=rule)
+    h = tasks.run_problem(prob, 12.0, [0], settings, max_evals=10)
+    n = int(h.n_evals[0])
+    assert n % 3 == 0 and 0 < n <= 9  # whole batches, never beyond max_evals
+    spent = np.concatenate([[0.0], np.cumsum(h.cost[0, :n])])
+    np.testing.assert_allclose(h.cost_spent[0, :n + 1], spent)
+    assert spent[n - 3] < 12.0  # a batch starts only while budget is left
+    np.testing.assert_allclose(h.cost[0, :n], np.asarray(prob.costs)[h.z[0, :n].astype(int)])
+    for e in range(0, n, 3):  # inside a batch the recommendation is the one made before it
+        for j in (1, 2):
+            assert h.regret[0, e + j] == h.regret[0, e]
+            np.testing.assert_array_equal(h.incumbent_x[0, e + j], h.incumbent_x[0, e])
+    assert np.all(np.isfinite(h.regret[0, :n + 1]))
+
+
+def test_batch_settings_are_checked():
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        loop.BOSettings(batch_size=0)
+    with pytest.raises(ValueError, match="unknown batch_rule 'kb'"):
+        loop.BOSettings(batch_rule="kb")
+    with pytest.raises(ValueError, match="batch_rule 'gibbon' needs a rule that samples g"):
+        loop.BOSettings(strategy="ei", batch_size=2)
+    loop.BOSettings(strategy="ei", batch_size=2, batch_rule="believer")  # any rule can believe
+    with pytest.raises(config.ConfigError, match="batch_rule"):
+        config.parse_config(json.loads('{"run": {"problem": "forrester", "budget": 10},'
+                                       ' "acquisition": {"batch_rule": "fantasy"}}'))
