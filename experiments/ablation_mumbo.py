@@ -29,6 +29,9 @@ defaults change; ``--base-defaults`` starts from today's defaults instead). Leve
   (``BOSettings.local_frac``).
 * ``exact``: g* sampled from joint posterior draws on a grid (``gstar_method = "exact"``)
   instead of the Gumbel approximation, which treats the grid points as independent.
+* ``q4gibbon`` / ``q4kb`` (issue 11): synchronous batches of 4 evaluations per step built
+  by GIBBON's batch bound or by the kriging believer (``BOSettings.batch_size = 4``,
+  ``batch_rule``), the model refitted every batch.
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
@@ -84,6 +87,9 @@ LEVERS = {
     "faces": ({"boundary_frac": 0.25}, None, {}),
     "local": ({"local_frac": 0.25}, None, {}),
     "exact": ({"gstar_method": "exact"}, None, {}),
+    # issue 11: synchronous batches of 4, refitted every batch (4 evaluations; base: every 5)
+    "q4gibbon": ({"batch_size": 4, "batch_rule": "gibbon", "refit_every": 1}, None, {}),
+    "q4kb": ({"batch_size": 4, "batch_rule": "believer", "refit_every": 1}, None, {}),
 }
 
 

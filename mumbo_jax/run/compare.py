@@ -214,9 +214,13 @@ def plot_comparison(records: dict, path, title: str = "", budget: float | None =
 
     from mumbo_jax.run import plots
 
-    fig = Figure(figsize=(11.5, 4.4), dpi=120)
+    batched = any(s.get("batch_size", 1) > 1 for seeds in records.values() for s in seeds)
+    fig = Figure(figsize=(16.5 if batched else 11.5, 4.4), dpi=120)
     FigureCanvasAgg(fig)
-    ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+    if batched:  # a third panel: regret against the number of batches (BO steps)
+        ax, ax3, ax2 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.5, 1.2, 1]})
+    else:
+        ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
     styles = ["-", "--", "-.", ":"]
     for i, (label, seeds) in enumerate(records.items()):
         color, ls = f"C{i % 10}", styles[(i // 10) % 4]
@@ -230,12 +234,12 @@ def plot_comparison(records: dict, path, title: str = "", budget: float | None =
         if len(seeds) > 1:
             ax.fill_between(grid, np.maximum(mean - se, floor), np.maximum(mean + se, floor), color=color, alpha=0.15,
                             lw=0)
-        n_steps = max(len(s["overheads"]) for s in seeds)
-        table = np.full((len(seeds), n_steps), np.nan)
-        for j, s in enumerate(seeds):
-            table[j, :len(s["overheads"])] = [np.nan if o is None else o for o in s["overheads"]]
-        with np.errstate(all="ignore"):
-            med = np.nanmedian(table, axis=0) if n_steps else np.zeros(0)
+        q = seeds[0].get("batch_size", 1)
+        if batched:
+            steps = _per_step(seeds, "regret", q, np.nanmean, last=True)
+            ax3.plot(np.arange(len(steps)), np.maximum(steps, floor), color=color, ls=ls, lw=1.8, label=label)
+        med = _per_step(seeds, "overheads", q, np.nanmedian)
+        n_steps = len(med)
         ax2.plot(np.arange(1, n_steps + 1), med, color=color, ls=ls, lw=1.5, label=label)
     if budget is not None:
         ax.axvline(budget, color="k", ls=":", lw=1)
@@ -245,6 +249,12 @@ def plot_comparison(records: dict, path, title: str = "", budget: float | None =
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="x-small", ncol=2, loc="best")
+    if batched:
+        ax3.set_yscale("log")
+        ax3.set_xlabel("BO steps (batches of q evaluations; q = 1: one)")
+        ax3.set_ylabel("simple regret (mean over seeds)")
+        ax3.set_title("regret against the number of batches")
+        ax3.grid(True, alpha=0.3)
     ax2.set_yscale("log")
     ax2.set_xlabel("BO step")
     ax2.set_ylabel("overhead per step (s, median over seeds)")
@@ -254,6 +264,21 @@ def plot_comparison(records: dict, path, title: str = "", budget: float | None =
     path = Path(path)
     fig.savefig(path)
     return path
+
+
+def _per_step(seeds, key, q, reduce, last=False):
+    """Per BO step (every q-th entry of ``key``: a batch's first evaluation), reduced
+    over seeds (NaN where a seed has no such step, or with ``last`` its last value:
+    a finished run keeps its final recommendation)."""
+    rows = [np.asarray([np.nan if v is None else v for v in s[key]], float)[::q] for s in seeds]
+    n_steps = max((len(r) for r in rows), default=0)
+    table = np.full((len(rows), n_steps), np.nan)
+    for j, r in enumerate(rows):
+        table[j, :len(r)] = r
+        if last and len(r):
+            table[j, len(r):] = r[-1]
+    with np.errstate(all="ignore"):
+        return reduce(table, axis=0) if n_steps else np.zeros(0)
 
 
 def _strict(obj):
@@ -293,6 +318,7 @@ def _seed_records(problem, settings, history, clock, seeds, target_z) -> list[di
             "n_target": int(np.sum(np.abs(z - target_z) < 1e-9)),
             "initial_cost": float(h["initial_cost"][i]),
             "overheads": [o["total"] for o in over],
+            "batch_size": settings.batch_size,
             "overhead_parts": {p: [o[p] for o in over] for p in ("fit", "gstar", "maximise")},
         })
     return out
