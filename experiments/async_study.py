@@ -107,7 +107,8 @@ def run_one(executor, prob, settings, workers: int, seed: int, budget: float, sl
             spent += c
             done.append({"t": time.perf_counter() - t0, "cost": spent, "x": np.asarray(x).tolist(), "z": int(z),
                          "y": y, "params": {k: np.asarray(v).tolist() for k, v in opt.params.items()}})
-    return {"workers": workers, "seed": seed, "wall_s": time.perf_counter() - t0, "decide_s": decide_s,
+    return {"workers": workers, "seed": seed, "budget": budget, "wall_s": time.perf_counter() - t0,
+            "decide_s": decide_s,
             "n_design": opt.n_design, "completions": done}
 
 
@@ -161,6 +162,7 @@ def summarise(runs: list[dict], fixed_times) -> dict:
             per_seed.append({
                 "seed": r["seed"], "wall_s": r["wall_s"], "decide_s": r["decide_s"],
                 "n_evaluations": len(times), "final_regret": reg[-1], "cost": r["completions"][-1]["cost"],
+                "regret_at_budget": _regret_at([c["cost"] for c in r["completions"]], reg, r["budget"]),
                 "time_to": {f"{thr:g}": _time_to(times, reg, thr) for thr in THRESHOLDS},
                 "regret_at": {f"{t:g}": _regret_at(times, reg, t) for t in fixed_times},
             })
@@ -173,6 +175,7 @@ def summarise(runs: list[dict], fixed_times) -> dict:
             "median_wall_s": med([p["wall_s"] for p in per_seed]),
             "median_decide_s": med([p["decide_s"] for p in per_seed]),
             "median_final_regret": med([p["final_regret"] for p in per_seed]),
+            "median_regret_at_budget": med([p["regret_at_budget"] for p in per_seed]),
             "median_time_to": {k: med([p["time_to"][k] for p in per_seed]) for k in per_seed[0]["time_to"]},
             "median_regret_at": {k: med([p["regret_at"][k] for p in per_seed]) for k in per_seed[0]["regret_at"]},
             "per_seed": per_seed,
@@ -212,6 +215,10 @@ def main(argv=None):
     ap.add_argument("--sleep-per-cost", type=float, default=0.05, help="seconds of sleep per unit of cost")
     ap.add_argument("--fixed-times", type=float, nargs="+", default=[20.0, 40.0])
     ap.add_argument("--out", default="docs/data/async_study.json")
+    ap.add_argument("--concurrent", action="store_true",
+                    help="run every (seed, workers) run at once, each driver in its own thread of this process "
+                         "(they share the compiled programs and the CPU; their evaluations share one Dask worker "
+                         "process with a thread per evaluation slot)")
     args = ap.parse_args(argv)
 
     import jax
@@ -224,7 +231,11 @@ def main(argv=None):
     prob = problems.get_problem("hartmann3")
     settings = _settings()
     load_start = os.getloadavg()
-    cluster = distributed.LocalCluster(n_workers=max(args.workers), threads_per_worker=1, processes=True,
+    # the simulated evaluations only sleep: with --concurrent one worker process holds a
+    # thread per evaluation that can be in flight at once
+    slots = sum(args.workers) * args.seeds if args.concurrent else max(args.workers)
+    cluster = distributed.LocalCluster(n_workers=1 if args.concurrent else max(args.workers),
+                                       threads_per_worker=slots if args.concurrent else 1, processes=True,
                                        dashboard_address=":0")
     client = distributed.Client(cluster)
     executor = client.get_executor(pure=False)
@@ -233,13 +244,21 @@ def main(argv=None):
         t = time.perf_counter()
         warm_up(prob, settings)
         print(f"warm-up (compiling) {time.perf_counter() - t:.0f} s", flush=True)
-        for seed in range(args.seeds):
-            for w in args.workers:
-                r = run_one(executor, prob, settings, w, seed, args.budget, args.sleep_per_cost)
-                r["regrets"] = incumbent_regrets(prob, settings, r)
-                runs.append(r)
-                print(f"seed {seed} workers {w}: {len(r['completions'])} evaluations in {r['wall_s']:.1f} s "
-                      f"(deciding {r['decide_s']:.1f} s), final regret {r['regrets'][-1]:.3g}", flush=True)
+        jobs = [(seed, w) for seed in range(args.seeds) for w in args.workers]
+        if args.concurrent:  # every run at once, one driver thread each (they mostly wait)
+            with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+                futs = [pool.submit(run_one, executor, prob, settings, w, seed, args.budget, args.sleep_per_cost)
+                        for seed, w in jobs]
+                finished = [f.result() for f in futs]
+        else:
+            finished = (run_one(executor, prob, settings, w, seed, args.budget, args.sleep_per_cost)
+                        for seed, w in jobs)
+        for r in finished:
+            r["regrets"] = incumbent_regrets(prob, settings, r)
+            runs.append(r)
+            print(f"seed {r['seed']} workers {r['workers']}: {len(r['completions'])} evaluations in "
+                  f"{r['wall_s']:.1f} s (deciding {r['decide_s']:.1f} s), final regret {r['regrets'][-1]:.3g}",
+                  flush=True)
     finally:
         client.close()
         cluster.close()
@@ -250,6 +269,7 @@ def main(argv=None):
         "study": "async_study", "problem": "hartmann3", "costs": list(prob.costs), "seeds": args.seeds,
         "workers": args.workers, "budget": args.budget, "sleep_per_cost_s": args.sleep_per_cost,
         "thresholds": list(THRESHOLDS), "fixed_times_s": args.fixed_times, "pending": "believer",
+        "concurrent": args.concurrent,
         "settings": {k: v for k, v in settings.__dict__.items() if isinstance(v, (int, float, str, bool))},
         "machine": {"cpus": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)), "python": sys.version.split()[0],
                     "platform": platform.platform(), "loadavg_start": list(load_start),

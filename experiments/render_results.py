@@ -390,6 +390,69 @@ def render_compare_workers(root, _arg=None):
     return "\n".join(lines) + "\n"
 
 
+def _per_step_regret(seed: dict, q: int, n_steps: int) -> np.ndarray:
+    """The recommendation's regret after each of the first ``n_steps`` BO steps (batches of
+    q evaluations); a run that stopped keeps its last value."""
+    r = np.asarray(seed["regret"], float)[::q]
+    return np.concatenate([r, np.full(max(0, n_steps + 1 - len(r)), r[-1])])[:n_steps + 1]
+
+
+def render_batch_study(root, rel):
+    """Synchronous batches of 4 (``experiments/ablation_mumbo.py --levers q4gibbon,q4kb
+    --tag batch``) beside sequential MUMBO from the issue-13 10-seed file of the same
+    problem, seeds and settings (``s10_*``): median regret at cost checkpoints with the
+    sequential runs' interquartile range, median regret after k BO steps (one batch or
+    one evaluation each), and paired Wilcoxon tests (log regret, Holm-adjusted over the
+    table's three tests)."""
+    from scipy import stats
+
+    compare = _compare_module()
+    res = _load(root, f"experiments/results13/batch_{rel}")
+    seq = _load(root, f"experiments/results13/s10_{rel}")["variants"]["mumbo"]
+    recs = {"MUMBO, sequential (q = 1)": (seq, 1), "GIBBON batches, q = 4": (res["variants"]["mumbo+q4gibbon"], 4),
+            "believer batches, q = 4": (res["variants"]["mumbo+q4kb"], 4)}
+    budget = float(res["budget"])
+    checkpoints = [c for c in (25.0, 50.0, 100.0) if c < budget] + [budget]
+    steps = (5, 10, 20)
+    at_cost = {k: np.asarray([[compare.regret_at_cost(s["cost_spent"], s["regret"], c) for c in checkpoints]
+                              for s in rec["per_seed"]]) for k, (rec, q) in recs.items()}
+    at_step = {k: np.asarray([_per_step_regret(s, q, max(steps))[list(steps)] for s in rec["per_seed"]])
+               for k, (rec, q) in recs.items()}
+    seq_key, gib, kb = list(recs)
+    lines = [f"{res['problem']}, budget {budget:g}, seeds {res['seeds']}; medians over seeds (sequential: "
+             "interquartile range in brackets, the seed-to-seed spread)", "",
+             "| rule | " + " | ".join(f"@{c:g}" for c in checkpoints) + " | "
+             + " | ".join(f"after {k} steps" for k in steps) + " | at target | s / step |",
+             "|---" * (len(checkpoints) + len(steps) + 3) + "|"]
+    for k, (rec, q) in recs.items():
+        med = np.median(at_cost[k], axis=0)
+        cells = [_num(float(m)) for m in med]
+        if k == seq_key:
+            lo, hi = np.percentile(at_cost[k], [25, 75], axis=0)
+            cells = [f"{c} ({_num(float(a))}-{_num(float(b))})" for c, a, b in zip(cells, lo, hi)]
+        ps = rec["per_seed"]
+        share = sum(s["n_target"] for s in ps) / max(1, sum(s["n_evals"] for s in ps))
+        over = [o for s in ps for o in s["overheads"][1:] if o is not None]
+        lines.append(f"| {k} | {' | '.join(cells)} | "
+                     + " | ".join(_num(float(v)) for v in np.median(at_step[k], axis=0))
+                     + f" | {100 * share:.1f} % | {float(np.median(over)):.2g} |")
+
+    def test(a, b):
+        d = np.log10(np.maximum(a, 1e-12)) - np.log10(np.maximum(b, 1e-12))
+        p = 1.0 if np.all(d == 0) else float(stats.wilcoxon(a, b).pvalue)
+        return int(np.sum(d < 0)), int(np.sum(d > 0)), p
+
+    tests = [(f"{gib} vs sequential at cost {budget:g}", at_cost[gib][:, -1], at_cost[seq_key][:, -1]),
+             (f"{gib} vs believer after {steps[1]} batches", at_step[gib][:, 1], at_step[kb][:, 1]),
+             (f"{gib} vs believer after {steps[2]} batches", at_step[gib][:, 2], at_step[kb][:, 2])]
+    raw = [test(a, b) for _, a, b in tests]
+    adj = compare.holm_adjust([r[2] for r in raw])
+    lines += ["", "| paired (log regret, per seed) | first lower | second lower | p | p (Holm) |", "|---|---|---|---|---|"]
+    for (name, _, _), (lo, hi, p), pa in zip(tests, raw, adj):
+        lines.append(f"| {name} | {lo} | {hi} | {p:.2g} | {pa:.2g} |")
+    return "\n".join(lines) + "\n"
+
+
 def render_async_study(root, _arg=None):
     """The simulated-cost study of asynchronous MUMBO (``experiments/async_study.py``):
     medians over seeds; a time to a regret is the median over the seeds that reached it
@@ -435,7 +498,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
              "ablation": render_ablation, "decision": render_decision,
              "seed_study10": render_seed_study10, "compare_workers": render_compare_workers,
-             "async_study": render_async_study}
+             "async_study": render_async_study, "batch_study": render_batch_study}
 
 
 # --------------------------------------------------------------------------- driver

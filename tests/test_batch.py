@@ -64,10 +64,10 @@ def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     assert len(pairs) == 4  # four distinct evaluations
 
 
-@pytest.mark.parametrize("rule", ["gibbon", "believer"])
-def test_compiled_loop_runs_batches(rule):
+def test_compiled_loop_runs_batches():
+    """GIBBON batches of 3 (the believer's compiled loop runs in tests/test_compare.py)."""
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, batch_size=3, batch_rule=rule)
+    settings = with_(FAST, batch_size=3)
     h = tasks.run_problem(prob, 12.0, [0], settings, max_evals=10)
     n = int(h.n_evals[0])
     assert n % 3 == 0 and 0 < n <= 9  # whole batches, never beyond max_evals
