@@ -18,7 +18,7 @@ import functools
 from typing import Callable, NamedTuple
 
 __all__ = ["Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict", "check_n_starts",
-           "check_boundary_frac", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise"]
+           "check_candidate_fraction", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise"]
 
 import jax
 import jax.numpy as jnp
@@ -122,13 +122,12 @@ def continuous_fidelity(bounds, cost: Callable) -> FidelitySpace:
     return FidelitySpace(None, (lo, hi), cost)
 
 
-def check_boundary_frac(boundary_frac, name: str = "boundary_frac") -> float:
-    """A candidate fraction (``boundary_frac``, ``local_frac``) as a float; ValueError
-    unless it is a number in [0, 1]."""
-    if isinstance(boundary_frac, bool) or not isinstance(boundary_frac, (int, float)) \
-            or not 0.0 <= boundary_frac <= 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1], got {boundary_frac!r}")
-    return float(boundary_frac)
+def check_candidate_fraction(fraction, name: str) -> float:
+    """A fraction of the maximiser's candidates (``boundary_frac``, ``local_frac``) as a
+    float; ValueError naming ``name`` unless it is a number in [0, 1]."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {fraction!r}")
+    return float(fraction)
 
 
 def snap_to_faces(key, u, fraction: float):
@@ -270,7 +269,8 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candida
     if not isinstance(bounds, jax.core.Tracer) and bool(jnp.any(bounds[:, 0] >= bounds[:, 1])):
         raise ValueError("bounds: every lower bound must be below its upper bound")
     check_n_starts(n_starts, n_candidates, space.n_choices)
-    boundary_frac, local_frac = check_boundary_frac(boundary_frac), check_boundary_frac(local_frac, "local_frac")
+    boundary_frac = check_candidate_fraction(boundary_frac, "boundary_frac")
+    local_frac = check_candidate_fraction(local_frac, "local_frac")
     if boundary_frac + local_frac > 1.0:
         raise ValueError(f"boundary_frac + local_frac must be at most 1, got {boundary_frac} + {local_frac}")
     if anchors is not None:

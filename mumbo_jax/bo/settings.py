@@ -144,8 +144,8 @@ class BOSettings:
             raise ValueError(f"unknown incumbent_rule {self.incumbent_rule!r}; allowed: {INCUMBENT_RULES}")
         if not isinstance(self.protect_target, bool):
             raise ValueError(f"protect_target must be true or false, got {self.protect_target!r}")
-        optimize.check_boundary_frac(self.boundary_frac)
-        optimize.check_boundary_frac(self.local_frac, "local_frac")
+        optimize.check_candidate_fraction(self.boundary_frac, "boundary_frac")
+        optimize.check_candidate_fraction(self.local_frac, "local_frac")
         if self.boundary_frac + self.local_frac > 1.0:
             raise ValueError(f"boundary_frac + local_frac must be at most 1, got {self.boundary_frac} + "
                              f"{self.local_frac}")
