@@ -18,7 +18,7 @@ import functools
 from typing import Callable, NamedTuple
 
 __all__ = ["Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict", "check_n_starts",
-           "check_candidate_fraction", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise"]
+           "check_candidate_fraction", "polish", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise"]
 
 import jax
 import jax.numpy as jnp
@@ -149,7 +149,7 @@ def _safe_score(alpha, cost):
     return jnp.where(jnp.isfinite(score), score, -jnp.inf)
 
 
-def _polish(objective, v0, n_steps, learning_rate):
+def polish(objective, v0, n_steps, learning_rate):
     """Projected Adam on the unit cube minimising ``objective(v)`` from ``v0``; returns
     the best point visited and its value (Adam need not decrease monotonically)."""
     opt = optax.adam(learning_rate)
@@ -216,7 +216,7 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         _, idx = jax.lax.top_k(scores.reshape(-1), n_starts)
         start_u, start_z = u[idx % n_candidates], fids[idx // n_candidates]
         # z stays fixed while x is polished
-        best_u, vals = jax.vmap(lambda v0, z: _polish(lambda v: neg_score(to_x(v), z), v0, n_steps,
+        best_u, vals = jax.vmap(lambda v0, z: polish(lambda v: neg_score(to_x(v), z), v0, n_steps,
                                                       learning_rate))(start_u, start_z)
         i = jnp.argmin(vals)
         x, z = to_x(best_u[i]), start_z[i]
@@ -228,7 +228,7 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         _, idx = jax.lax.top_k(scores, n_starts)
         starts = jnp.concatenate([u[idx], zu[idx, None]], axis=1)  # [S, d + 1] on the unit cube
         # z is one more bounded coordinate
-        best_v, vals = jax.vmap(lambda v0: _polish(lambda v: neg_score(to_x(v[:d]), to_z(v[d])), v0, n_steps,
+        best_v, vals = jax.vmap(lambda v0: polish(lambda v: neg_score(to_x(v[:d]), to_z(v[d])), v0, n_steps,
                                                    learning_rate))(starts)
         i = jnp.argmin(vals)
         x, z = to_x(best_v[i, :d]), to_z(best_v[i, d])
