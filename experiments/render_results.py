@@ -310,8 +310,18 @@ def render_ablation(root, rel):
     res = _load(root, f"experiments/results13/{rel}")
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
     head = " | ".join(f"@{c:g}" for c in checkpoints)
-    lines = [f"{res['problem']}, budget {res['budget']:g}, seeds {res['seeds']} (median over seeds)", "",
-             f"| variant | {head} | worst rise | at target | coverage | s / step |", "|---" * (len(checkpoints) + 5) + "|"]
+    ref = next(iter(res["variants"]))  # the paired tests compare every variant with the first (base MUMBO)
+    finals = {name: np.asarray([compare.regret_at_cost(s["cost_spent"], s["regret"], checkpoints[-1])
+                                for s in rec["per_seed"]]) for name, rec in res["variants"].items()}
+    others = [n for n in finals if n != ref]
+    raw = [_paired_p(finals[n], finals[ref]) for n in others]
+    holm = dict(zip(others, compare.holm_adjust([p for _, _, p in raw])))
+    paired = dict(zip(others, raw))
+    lines = [f"{res['problem']}, budget {res['budget']:g}, seeds {res['seeds']} (median over seeds; paired: seeds "
+             f"where the variant ends lower / higher than {ref} at cost {checkpoints[-1]:g}, Wilcoxon signed-rank "
+             "p Holm-adjusted over the table)", "",
+             f"| variant | {head} | worst rise | at target | coverage | s / step | vs {ref} | p (Holm) |",
+             "|---" * (len(checkpoints) + 7) + "|"]
     for name, rec in res["variants"].items():
         seeds = rec["per_seed"]
         cells = [_num(float(np.median([compare.regret_at_cost(s["cost_spent"], s["regret"], c) for s in seeds])))
@@ -323,8 +333,21 @@ def render_ablation(root, rel):
                  if all("covered" in s for s in seeds) else "-")
         over = [o for s in seeds for o in s["overheads"][1:] if o is not None]  # step 0 compiles
         step = f"{float(np.median(over)):.2g}" if over else "-"
-        lines.append(f"| {name} | {' | '.join(cells)} | {_num(rise)} | {100 * share:.1f} % | {cover} | {step} |")
+        vs = "-" if name == ref else f"{paired[name][0]} / {paired[name][1]}"
+        p_holm = "-" if name == ref else f"{holm[name]:.2g}"
+        lines.append(f"| {name} | {' | '.join(cells)} | {_num(rise)} | {100 * share:.1f} % | {cover} | {step} | "
+                     f"{vs} | {p_holm} |")
     return "\n".join(lines) + "\n"
+
+
+def _paired_p(a, b):
+    """``(seeds where a < b, seeds where a > b, two-sided Wilcoxon signed-rank p)`` of
+    paired regrets (p = 1 when they never differ)."""
+    from scipy import stats
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    p = 1.0 if np.all(a == b) else float(stats.wilcoxon(a, b).pvalue)
+    return int(np.sum(a < b)), int(np.sum(a > b)), p
 
 
 def render_decision(root, _arg=None):
@@ -404,8 +427,6 @@ def render_batch_study(root, rel):
     sequential runs' interquartile range, median regret after k BO steps (one batch or
     one evaluation each), and paired Wilcoxon tests (log regret, Holm-adjusted over the
     table's three tests)."""
-    from scipy import stats
-
     compare = _compare_module()
     res = _load(root, f"experiments/results13/batch_{rel}")
     seq = _load(root, f"experiments/results13/s10_{rel}")["variants"]["mumbo"]
@@ -437,17 +458,12 @@ def render_batch_study(root, rel):
                      + " | ".join(_num(float(v)) for v in np.median(at_step[k], axis=0))
                      + f" | {100 * share:.1f} % | {float(np.median(over)):.2g} |")
 
-    def test(a, b):
-        d = np.log10(np.maximum(a, 1e-12)) - np.log10(np.maximum(b, 1e-12))
-        p = 1.0 if np.all(d == 0) else float(stats.wilcoxon(a, b).pvalue)
-        return int(np.sum(d < 0)), int(np.sum(d > 0)), p
-
     tests = [(f"{gib} vs sequential at cost {budget:g}", at_cost[gib][:, -1], at_cost[seq_key][:, -1]),
              (f"{gib} vs believer after {steps[1]} batches", at_step[gib][:, 1], at_step[kb][:, 1]),
              (f"{gib} vs believer after {steps[2]} batches", at_step[gib][:, 2], at_step[kb][:, 2])]
-    raw = [test(a, b) for _, a, b in tests]
+    raw = [_paired_p(a, b) for _, a, b in tests]
     adj = compare.holm_adjust([r[2] for r in raw])
-    lines += ["", "| paired (log regret, per seed) | first lower | second lower | p | p (Holm) |", "|---|---|---|---|---|"]
+    lines += ["", "| paired (regret, per seed) | first lower | second lower | p | p (Holm) |", "|---|---|---|---|---|"]
     for (name, _, _), (lo, hi, p), pa in zip(tests, raw, adj):
         lines.append(f"| {name} | {lo} | {hi} | {p:.2g} | {pa:.2g} |")
     return "\n".join(lines) + "\n"
