@@ -97,6 +97,8 @@ def test_batch_settings_are_checked():
     with pytest.raises(ValueError, match="batch_rule 'gibbon' needs a rule that samples g"):
         loop.BOSettings(strategy="ei", batch_size=2)
     loop.BOSettings(strategy="ei", batch_size=2, batch_rule="believer")  # any rule can believe
+    with pytest.raises(ValueError, match="batch_size = 4 is for the compiled loop"):
+        loop.AskTell(tasks.problem_task(problems.get_problem("forrester")), loop.BOSettings(batch_size=4))
     with pytest.raises(config.ConfigError, match="batch_rule"):
         config.parse_config(json.loads('{"run": {"problem": "forrester", "budget": 10},'
                                        ' "acquisition": {"batch_rule": "fantasy"}}'))

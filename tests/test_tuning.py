@@ -111,6 +111,7 @@ BAD = [
     (dict(run={"seed": -2}), "[run] seed"),
     (dict(acquisition={"n_gstar": 0}), "[acquisition] n_gstar"),
     (dict(acquisition={"strategy": "mes"}), "strategy belongs in [run]"),
+    (dict(acquisition={"batch_size": 4}), "[acquisition] batch_size = 4 is for the compiled loop"),
     (dict(fidelity=None), "missing section [fidelity]"),
     (dict(extra={"a": 1}), "unknown section or key 'extra'"),
 ]

@@ -133,6 +133,10 @@ class AskTell:
         rules.check_rule_for_task(settings.strategy, task)
         if cost_model is not None and not isinstance(cost_model, costmodel.CostModel):
             raise ValueError(f"cost_model must be a mumbo_jax.gp.costmodel.CostModel, got {type(cost_model).__name__}")
+        if settings.batch_size != 1:
+            raise ValueError(f"batch_size = {settings.batch_size} is for the compiled loop (run_compiled, "
+                             "mumbo-jax run/compare); with ask/tell, ask several times before telling (each ask "
+                             "takes the pending ones into account) or use mumbo-jax tune --workers N")
         if pending not in kernel.PENDING_MODES:
             raise ValueError(f"pending must be one of {', '.join(kernel.PENDING_MODES)}, got {pending!r}")
         if pending == "gibbon" and not rules.rule_for(settings).uses_gstar:

@@ -316,6 +316,9 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
              "(mumbo-jax list shows what fits)")
     out = run["out"] or str(Path("runs") / (Path(source).stem if source else "tune"))
     acq, settings = check_acquisition(data.get("acquisition", {}), run["strategy"], fail)
+    if settings.batch_size != 1:
+        fail(f"[acquisition] batch_size = {settings.batch_size} is for the compiled loop (run, compare); tune "
+             "evaluates in parallel with --workers N or [workers] n (asynchronous, pending points)")
     workers = WORKERS.validate(data.get("workers", {}), fail)
     if workers["executor"] == "dask" and not workers["scheduler"]:
         fail("[workers] executor = 'dask' needs scheduler = 'tcp://host:port' (the Dask scheduler's address)")
