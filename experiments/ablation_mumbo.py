@@ -31,7 +31,8 @@ defaults change; ``--base-defaults`` starts from today's defaults instead). Leve
   instead of the Gumbel approximation, which treats the grid points as independent.
 * ``q4gibbon`` / ``q4kb`` (issue 11): synchronous batches of 4 evaluations per step built
   by GIBBON's batch bound or by the kriging believer (``BOSettings.batch_size = 4``,
-  ``batch_rule``), the model refitted every batch.
+  ``batch_rule``), the model refitted every batch; ``q4gibbonpol``: GIBBON with the joint
+  gradient polish of the batch (``batch_polish``).
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
@@ -90,6 +91,7 @@ LEVERS = {
     # issue 11: synchronous batches of 4, refitted every batch (4 evaluations; base: every 5)
     "q4gibbon": ({"batch_size": 4, "batch_rule": "gibbon", "refit_every": 1}, None, {}),
     "q4kb": ({"batch_size": 4, "batch_rule": "believer", "refit_every": 1}, None, {}),
+    "q4gibbonpol": ({"batch_size": 4, "batch_rule": "gibbon", "batch_polish": True, "refit_every": 1}, None, {}),
 }
 
 

@@ -52,8 +52,8 @@ def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fi
 
 def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     task, post, buffers, n, n_design, gstar = fitted
-    props = batch.batch_stage(with_(FAST, batch_size=4), task, post, gstar, jax.random.PRNGKey(5), buffers, n,
-                              n_design)
+    props = batch.batch_stage(with_(FAST, batch_size=4, batch_polish=True), task, post, gstar, jax.random.PRNGKey(5),
+                              buffers, n, n_design)
     z = np.asarray(props.z).astype(int)
     dense = gibbon.gibbon_batch_gain(post, props.x, z, task.target, gstar)
     np.testing.assert_allclose(float(np.sum(props.alpha)), float(dense), rtol=1e-6, atol=1e-9)

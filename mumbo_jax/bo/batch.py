@@ -12,9 +12,10 @@ posterior:
                 which enter through the joint covariance of the evaluations (no
                 fantasised values). Candidates: ``n_candidates`` uniform x and the
                 sequential rule's polished choice, each at every fidelity of the
-                rule's space (a continuous fidelity at 5 evenly spaced values); the
-                greedy batch is then polished jointly by gradient ascent of the dense
-                batch gain at its fidelities (:func:`polish_batch`).
+                rule's space (a continuous fidelity at 5 evenly spaced values). With
+                ``batch_polish`` the greedy batch is then moved jointly by gradient
+                ascent of the dense batch gain (:func:`polish_batch`; off: it made
+                Currin worse).
     "believer"  the kriging believer (the fantasy baseline): slot k is the rule's
                 ordinary proposal (the full maximiser) on the posterior conditioned
                 on slots < k at their posterior mean. Any rule; slot 0 is the
@@ -69,7 +70,7 @@ def _gibbon(settings, task, post, gstar, key, q, n_design):
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), first.x)
     z_in = _as_fidelity(task, z)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in))
-    xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z)
+    xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
     # each slot's share of the batch gain (the chain rule of eq. 2 over the prefixes)
     # and the prefix's gain per unit cost, as the greedy slots report them
     prefix = jnp.stack([gibbon.gibbon_batch_gain(post, xb[:k], greedy.z[:k], task.target, gstar)
