@@ -91,6 +91,7 @@ LEVERS = {
     # issue 11: synchronous batches of 4, refitted every batch (4 evaluations; base: every 5)
     "q4gibbon": ({"batch_size": 4, "batch_rule": "gibbon", "refit_every": 1}, None, {}),
     "q4kb": ({"batch_size": 4, "batch_rule": "believer", "refit_every": 1}, None, {}),
+    "q4gibbonkb": ({"batch_size": 4, "batch_rule": "gibbon_kb", "refit_every": 1}, None, {}),
     "q4gibbonpol": ({"batch_size": 4, "batch_rule": "gibbon", "batch_polish": True, "refit_every": 1}, None, {}),
 }
 

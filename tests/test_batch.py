@@ -52,7 +52,7 @@ def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fi
 
 def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     task, post, buffers, n, n_design, gstar = fitted
-    props = batch.batch_stage(with_(FAST, batch_size=4, batch_polish=True), task, post, gstar, jax.random.PRNGKey(5),
+    props = batch.batch_stage(with_(FAST, batch_size=4, batch_rule="gibbon", batch_polish=True), task, post, gstar, jax.random.PRNGKey(5),
                               buffers, n, n_design)
     z = np.asarray(props.z).astype(int)
     dense = gibbon.gibbon_batch_gain(post, props.x, z, task.target, gstar)
@@ -74,7 +74,7 @@ def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
 def test_compiled_loop_runs_batches():
     """GIBBON batches of 3 (the believer's compiled loop runs in tests/test_compare.py)."""
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, batch_size=3)
+    settings = with_(FAST, batch_size=3, batch_rule="gibbon")
     h = tasks.run_problem(prob, 12.0, [0], settings, max_evals=10)
     n = int(h.n_evals[0])
     assert n % 3 == 0 and 0 < n <= 9  # whole batches, never beyond max_evals
@@ -95,8 +95,8 @@ def test_batch_settings_are_checked():
     with pytest.raises(ValueError, match="unknown batch_rule 'kb'"):
         loop.BOSettings(batch_rule="kb")
     with pytest.raises(ValueError, match="batch_rule 'gibbon' needs a rule that samples g"):
-        loop.BOSettings(strategy="ei", batch_size=2)
-    loop.BOSettings(strategy="ei", batch_size=2, batch_rule="believer")  # any rule can believe
+        loop.BOSettings(strategy="ei", batch_size=2, batch_rule="gibbon")
+    loop.BOSettings(strategy="ei", batch_size=2)  # any rule can believe (the default batch rule)
     with pytest.raises(ValueError, match="batch_size = 4 is for the compiled loop"):
         loop.AskTell(tasks.problem_task(problems.get_problem("forrester")), loop.BOSettings(batch_size=4))
     with pytest.raises(config.ConfigError, match="batch_rule"):

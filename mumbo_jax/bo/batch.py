@@ -3,9 +3,13 @@
 A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
 before any of them is evaluated; the q evaluations run together (q workers) and are
 appended at once (:func:`mumbo_jax.bo.compiled.run_compiled` with
-``BOSettings.batch_size = q``). Two rules build the batch greedily from the same fitted
-posterior:
+``BOSettings.batch_size = q``). The rules (``BOSettings.batch_rule``) build the batch
+greedily from the same fitted posterior:
 
+    "believer"  the kriging believer (the default): slot k is the rule's ordinary
+                proposal (the full maximiser) on the posterior conditioned on slots
+                < k at their posterior mean. Any rule; slot 0 is the sequential
+                decision, so q = 1 is the sequential step exactly.
     "gibbon"    GIBBON's batch lower bound in its multi-fidelity form
                 (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch`): slot k takes the
                 candidate maximising the batch's gain per unit cost given slots < k,
@@ -14,12 +18,12 @@ posterior:
                 sequential rule's polished choice, each at every fidelity of the
                 rule's space (a continuous fidelity at 5 evenly spaced values). With
                 ``batch_polish`` the greedy batch is then moved jointly by gradient
-                ascent of the dense batch gain (:func:`polish_batch`; off: it made
-                Currin worse).
-    "believer"  the kriging believer (the fantasy baseline): slot k is the rule's
-                ordinary proposal (the full maximiser) on the posterior conditioned
-                on slots < k at their posterior mean. Any rule; slot 0 is the
-                sequential decision, so q = 1 is the sequential step exactly.
+                ascent of the dense batch gain (:func:`polish_batch`).
+    "gibbon_kb" GIBBON as above, choosing among the believer's q slots and the
+                uniform candidates.
+
+On Currin and Hartmann-3 (10 seeds, q = 4; docs/RESULTS.md) the believer was level
+with sequential MUMBO against cost and every GIBBON form behind it, hence the default.
 
 Slot k of the believer uses the maximiser key ``fold_in(key, k)`` (slot 0: ``key``).
 Both rules are pure functions of (posterior, g*, key, buffers): one jit program per
@@ -44,14 +48,15 @@ __all__ = ["batch_stage", "candidate_pairs", "polish_batch", "CONTINUOUS_FIDELIT
 CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
 
 
-def candidate_pairs(settings: BOSettings, task: Task, key, anchor_x):
-    """GIBBON's candidate set: ``(x [F M, d], z [F M])`` with M = n_candidates + 1 (the
-    uniform x from ``key`` and ``anchor_x [d]``) at each of the F fidelities of the rule's
-    space (traceable)."""
+def candidate_pairs(settings: BOSettings, task: Task, key, anchors):
+    """GIBBON's candidate set: ``(x [F M, d], z [F M])`` with M = n_candidates + A (the
+    uniform x from ``key`` and ``anchors [A, d]``, e.g. the sequential rule's choice) at
+    each of the F fidelities of the rule's space (traceable)."""
     spec = task.spec
     b = jnp.asarray(spec.bounds)
     u = jax.random.uniform(key, (settings.n_candidates, spec.dim), dtype=b.dtype)
-    xs = jnp.concatenate([jnp.asarray(anchor_x, b.dtype)[None], b[:, 0] + (b[:, 1] - b[:, 0]) * u])
+    anchors = jnp.asarray(anchors, b.dtype).reshape(-1, spec.dim)
+    xs = jnp.concatenate([anchors, b[:, 0] + (b[:, 1] - b[:, 0]) * u])
     if rules.rule_for(settings).space == "target":
         fids = jnp.asarray(task.target_z, float)
     elif spec.discrete:
@@ -65,9 +70,10 @@ def _as_fidelity(task: Task, z):
     return z.astype(jnp.int32) if task.spec.discrete else z
 
 
-def _gibbon(settings, task, post, gstar, key, q, n_design):
+def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     first = strategies.propose(settings, task, post, gstar, key, None, n_design)
-    x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), first.x)
+    anchors = first.x[None] if anchors is None else anchors
+    x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors)
     z_in = _as_fidelity(task, z)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in))
     xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
@@ -142,4 +148,7 @@ def _batch(settings, task, post, gstar, key, buffers, n, n_design):
     q = settings.batch_size
     if settings.batch_rule == "gibbon":
         return _gibbon(settings, task, post, gstar, key, q, n_design)
+    if settings.batch_rule == "gibbon_kb":  # GIBBON choosing among the believer's slots and uniform x
+        slots = _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
+        return _gibbon(settings, task, post, gstar, key, q, n_design, slots.x)
     return _believer(settings, task, post, gstar, key, q, buffers, n, n_design)

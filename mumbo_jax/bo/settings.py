@@ -21,7 +21,7 @@ from mumbo_jax.gp import models, posterior
 
 __all__ = ["BOSettings", "Task", "make_task", "BATCH_RULES"]
 
-BATCH_RULES = ("gibbon", "believer")  # how a synchronous batch is built (mumbo_jax.bo.batch)
+BATCH_RULES = ("gibbon", "believer", "gibbon_kb")  # how a synchronous batch is built (mumbo_jax.bo.batch)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,10 +91,14 @@ class BOSettings:
         batch_size: evaluations chosen per BO step by the compiled loop
             (:func:`mumbo_jax.bo.compiled.run_compiled`; synchronous batches,
             :mod:`mumbo_jax.bo.batch`). 1 (the default): one evaluation per step.
-        batch_rule: how a batch of ``batch_size > 1`` is built: ``"gibbon"`` (GIBBON's
-            batch bound, greedy over a candidate set; rules that sample g*) or
-            ``"believer"`` (kriging believer: the rule's own proposal, each slot on the
-            posterior conditioned on the earlier slots at their mean; any rule).
+        batch_rule: how a batch of ``batch_size > 1`` is built: ``"believer"`` (the
+            default; kriging believer: the rule's own proposal, each slot on the
+            posterior conditioned on the earlier slots at their mean; any rule),
+            ``"gibbon"`` (GIBBON's batch bound, greedy over a candidate set; rules that
+            sample g*) or ``"gibbon_kb"`` (GIBBON choosing among the believer's slots and
+            the uniform candidates). The believer is the default because it was level
+            with sequential MUMBO and ahead of both GIBBON forms on Currin and Hartmann-3
+            (docs/RESULTS.md, Synchronous batches).
         batch_polish: ``"gibbon"`` batches: also move the greedy batch jointly by
             gradient ascent of the dense batch gain (:func:`mumbo_jax.bo.batch.polish_batch`).
             Off: on Currin (10 seeds, budget 200) it ended at 0.021 median regret against
@@ -124,7 +128,7 @@ class BOSettings:
     boundary_frac: float = 0.0
     local_frac: float = 0.0
     batch_size: int = 1
-    batch_rule: str = "gibbon"
+    batch_rule: str = "believer"
     batch_polish: bool = False
 
     def __post_init__(self):
@@ -158,7 +162,7 @@ class BOSettings:
             raise ValueError(f"batch_polish must be true or false, got {self.batch_polish!r}")
         if self.batch_rule not in BATCH_RULES:
             raise ValueError(f"unknown batch_rule {self.batch_rule!r}; allowed: {BATCH_RULES}")
-        if self.batch_size > 1 and self.batch_rule == "gibbon" and not rules.RULES[self.strategy].uses_gstar:
+        if self.batch_size > 1 and self.batch_rule.startswith("gibbon") and not rules.RULES[self.strategy].uses_gstar:
             raise ValueError(f"batch_rule 'gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
                              f"{self.strategy!r} does not: use batch_rule = 'believer'")
         optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
