@@ -20,10 +20,10 @@ machine (2 cores here) the BO step competes with the workers' processes and its 
 does not shrink with more workers, so the speed-up is bounded by how much of the
 wall-clock the sleeps are.
 
-Run (small: 2 seeds, a short budget; about 10 minutes on 2 cores):
+Run (the study in docs/RESULTS.md: 20 runs at once, about 40 minutes on one core):
 
-    taskset -c 1 python experiments/async_study.py --seeds 2 --budget 800 \\
-        --sleep-per-cost 0.05 --out docs/data/async_study.json
+    taskset -c 0 python experiments/async_study.py --seeds 5 --budget 1000 --sleep-per-cost 2 \\
+        --fixed-times 300 600 1200 --concurrent --out docs/data/async_study5.json
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=800.0, help="cost budget per run (the design included)")
     ap.add_argument("--sleep-per-cost", type=float, default=0.05, help="seconds of sleep per unit of cost")
     ap.add_argument("--fixed-times", type=float, nargs="+", default=[20.0, 40.0])
-    ap.add_argument("--out", default="docs/data/async_study.json")
+    ap.add_argument("--out", default="docs/data/async_study5.json")
     ap.add_argument("--concurrent", action="store_true",
                     help="run every (seed, workers) run at once, each driver in its own thread of this process "
                          "(they share the compiled programs and the CPU; their evaluations share one Dask worker "

@@ -32,7 +32,9 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
 * ``compare_workers``: ``docs/data/compare_workers.json``
   (``experiments/bench_compare_workers.py``).
 * ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
-* ``async_study``: ``docs/data/async_study.json`` (``experiments/async_study.py``).
+* ``async_study NAME``: ``docs/data/NAME`` (``experiments/async_study.py``).
+* ``batch_study REL``: ``experiments/results13/batch_REL`` and ``s10_REL``
+  (``experiments/ablation_mumbo.py --tag batch``).
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
 runs: it reads the data only).
@@ -478,43 +480,62 @@ def render_batch_study(root, rel):
     return "\n".join(lines) + "\n"
 
 
-def render_async_study(root, _arg=None):
-    """The simulated-cost study of asynchronous MUMBO (``experiments/async_study.py``):
-    medians over seeds; a time to a regret is the median over the seeds that reached it
-    (how many did is shown) and the speed-up is the median over seeds of (1 worker's
-    time) / (this one's) where both reached it."""
-    d = _load(root, "docs/data/async_study.json")
+def render_async_study(root, name=None):
+    """The simulated-cost study of asynchronous MUMBO (``experiments/async_study.py``;
+    ``name``: the file under docs/data, default async_study.json): medians over seeds; a
+    time to a regret is the median over the seeds that reached it (how many did is
+    shown) and the speed-up the median over seeds of (1 worker's time) / (this one's)
+    where both reached it; "first recommendation" is when as many results as the
+    initial design has points had arrived (design or BO points alike); regret at the budget is that of the last
+    recommendation whose cost spent is within the common budget, with the seeds where
+    it is below one worker's."""
+    d = _load(root, f"docs/data/{name or 'async_study.json'}")
     m = d["machine"]
     times = [f"{t:g}" for t in d["fixed_times_s"]]
     load = "" if "loadavg_start" not in m else (f", load average {m['loadavg_start'][0]:.1f} at the start and "
                                                  f"{m['loadavg_end'][0]:.1f} at the end")
-    lines = [f"`{d['command']}` on a {m['cpus']}-core CPU ({m['affinity']} core for the driver and the Dask "
-             f"workers{load}), {d['seeds']} seeds, cost budget {d['budget']:g} (the design included; the last "
-             f"evaluations issued may overshoot it), {d['sleep_per_cost_s']:g} s of sleep per unit of cost, pending "
-             f"points by the {d['pending']}. Medians over seeds; a time to a regret is the median over the seeds that "
-             "reached it (how many did in brackets), the speed-up the median over seeds of one worker's time over "
-             "this one's where both reached it:", "",
-             "| workers | wall-clock of the run | deciding (driver) | cost spent | to regret 1e-2 | speed-up to 1e-2 | "
-             "to regret 1e-3 | " + " | ".join(f"regret at {t} s" for t in times) + " | final regret |",
+    how = ("all runs at once, each driver a thread of one process pinned to one core, the sleeping evaluations "
+           "threads of one Dask worker process" if d.get("concurrent") else "one run after another")
+    lines = [f"`{d['command']}` on a {m['cpus']}-core CPU ({m['affinity']} core for the drivers and the Dask "
+             f"workers{load}; {how}), {d['seeds']} seeds, cost budget {d['budget']:g} (the design included; the "
+             f"last evaluations issued may overshoot it), {d['sleep_per_cost_s']:g} s of sleep per unit of cost, "
+             f"pending points by the {d['pending']}. Medians over seeds; a time to a regret is the median over the "
+             "seeds that reached it (how many did in brackets), the speed-up the median over seeds of one worker's "
+             "time over this one's where both reached it:", "",
+             "| workers | wall-clock of the run | deciding (driver) | first recommendation | to regret 1e-2 | speed-up to 1e-2 | "
+             "to regret 1e-3 | " + " | ".join(f"regret at {t} s" for t in times)
+             + " | regret at the budget (seeds below 1 worker's) |",
              "|---|---|---|---|---|---|---|" + "---|" * len(times) + "---|"]
-    base = {p["seed"]: p for p in d["summary"][str(min(d["workers"]))]["per_seed"]}
+    w0 = str(min(d["workers"]))
+    base = {p["seed"]: p for p in d["summary"][w0]["per_seed"]}
+    runs = {(r["workers"], r["seed"]): r for r in d["runs"]}
 
     def to(per_seed, key):
         hit = [p["time_to"][key] for p in per_seed if p["time_to"][key] is not None]
-        return f"{np.median(hit):.1f} s ({len(hit)}/{len(per_seed)})" if hit else f"not reached (0/{len(per_seed)})"
+        return f"{np.median(hit):.0f} s ({len(hit)}/{len(per_seed)})" if hit else f"not reached (0/{len(per_seed)})"
+
+    def design_told(w, seed):
+        r = runs[(w, seed)]
+        return next(t for t, g in zip(r["times"], r["regrets"]) if g is not None and np.isfinite(g))
 
     for w in d["workers"]:
         s = d["summary"][str(w)]
         ps = s["per_seed"]
         ratios = [base[p["seed"]]["time_to"]["0.01"] / p["time_to"]["0.01"] for p in ps
                   if p["time_to"]["0.01"] is not None and base[p["seed"]]["time_to"]["0.01"] is not None]
-        speed = f"{np.median(ratios):.1f}x ({len(ratios)} seeds)" if ratios and w != min(d["workers"]) else "-"
+        speed = f"{np.median(ratios):.1f}x ({len(ratios)} seeds)" if ratios and str(w) != w0 else "-"
         at = [np.median([p["regret_at"][t] for p in ps if p["regret_at"][t] is not None] or [np.nan]) for t in times]
-        lines.append(f"| {w} | {np.median([p['wall_s'] for p in ps]):.1f} s | "
-                     f"{np.median([p['decide_s'] for p in ps]):.1f} s | {np.median([p['cost'] for p in ps]):.0f} | "
+        told = np.median([design_told(w, p["seed"]) for p in ps])
+        if "regret_at_budget" in ps[0]:
+            below = sum(p["regret_at_budget"] < base[p["seed"]]["regret_at_budget"] for p in ps)
+            final = (f"{_num(float(np.median([p['regret_at_budget'] for p in ps])))}"
+                     + ("" if str(w) == w0 else f" ({below}/{len(ps)})"))
+        else:
+            final = _num(float(np.median([p["final_regret"] for p in ps])))
+        lines.append(f"| {w} | {np.median([p['wall_s'] for p in ps]):.0f} s | "
+                     f"{np.median([p['decide_s'] for p in ps]):.0f} s | {told:.0f} s | "
                      f"{to(ps, '0.01')} | {speed} | {to(ps, '0.001')} | "
-                     + " | ".join("-" if np.isnan(v) else _num(float(v)) for v in at)
-                     + f" | {_num(float(np.median([p['final_regret'] for p in ps])))} |")
+                     + " | ".join("-" if np.isnan(v) else _num(float(v)) for v in at) + f" | {final} |")
     return "\n".join(lines) + "\n"
 
 
