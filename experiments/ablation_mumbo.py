@@ -32,7 +32,8 @@ defaults change; ``--base-defaults`` starts from today's defaults instead). Leve
 * ``q4gibbon`` / ``q4kb`` (issue 11): synchronous batches of 4 evaluations per step built
   by GIBBON's batch bound or by the kriging believer (``BOSettings.batch_size = 4``,
   ``batch_rule``), the model refitted every batch; ``q4gibbonpol``: GIBBON with the joint
-  gradient polish of the batch (``batch_polish``).
+  gradient polish of the batch (``batch_polish``); ``q4gibbonresc``: GIBBON with its
+  repulsion term divided by m^2 (``batch_rescaled_repulsion``).
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
@@ -92,6 +93,8 @@ LEVERS = {
     "q4gibbon": ({"batch_size": 4, "batch_rule": "gibbon", "refit_every": 1}, None, {}),
     "q4kb": ({"batch_size": 4, "batch_rule": "believer", "refit_every": 1}, None, {}),
     "q4gibbonkb": ({"batch_size": 4, "batch_rule": "gibbon_kb", "refit_every": 1}, None, {}),
+    "q4gibbonresc": ({"batch_size": 4, "batch_rule": "gibbon", "batch_rescaled_repulsion": True, "refit_every": 1},
+                     None, {}),
     "q4gibbonpol": ({"batch_size": 4, "batch_rule": "gibbon", "batch_polish": True, "refit_every": 1}, None, {}),
 }
 

@@ -317,6 +317,24 @@ def test_greedy_batch_with_pending_matches_dense_gain():
         assert int(b.index[k]) == int(np.argmax(np.asarray(gain(jnp.asarray(x), jnp.asarray(z)))))
 
 
+def test_rescaled_repulsion_divides_each_log_det_increment_by_m_squared():
+    """Slot k joining m = P + k points: gain = Q + (log-det increment) / m^2, rebuilt from
+    dense batch gains of the prefixes (the log-det increment) and the single-point gains (Q)."""
+    post, y = _icm_post()
+    x, z = _candidates(post.spec)
+    xp, zp = _candidates(post.spec, 2, seed=9)
+    gstar = _gstar(y)
+    b = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 3, xp, zp, rescaled_repulsion=True)
+    prefix = [float(gibbon.gibbon_batch_gain(post, b.x[:k], b.z[:k], TARGET, gstar, xp, zp)) if k else 0.0
+              for k in range(4)]
+    for k in range(3):
+        quality = float(gibbon.gibbon_batch_gain(post, b.x[k:k + 1], b.z[k:k + 1], TARGET, gstar))
+        log_det = prefix[k + 1] - prefix[k] - quality
+        assert float(b.gain[k]) == pytest.approx(quality + log_det / (2 + k) ** 2, rel=1e-8, abs=1e-12)
+    full = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 3, xp, zp)
+    assert float(b.gain[0]) >= float(full.gain[0]) - 1e-12  # log-det increments are <= 0: a smaller penalty
+
+
 def test_q1_batch_is_the_gibbon_argmax():
     post, y = _icm_post()
     x, z = _candidates(post.spec)

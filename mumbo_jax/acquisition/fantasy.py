@@ -190,12 +190,13 @@ def condition_on(post: Posterior, fac: CandidateFactors, state: Conditioned, slo
 
 
 def greedy_select(post: Posterior, fac: CandidateFactors, state: Conditioned,
-                  increment: Callable[[Conditioned], jax.Array], q: int, n_select: int,
+                  increment: Callable[[Conditioned, jax.Array], jax.Array], q: int, n_select: int,
                   n_pending: int, cost=None, track_target: bool = True):
     """Condition on the pending points, then fill ``q`` slots greedily.
 
     The candidate set holds ``n_select`` selectable rows followed by ``n_pending``
-    pending rows (never selected). ``increment(state)`` scores all rows at once
+    pending rows (never selected). ``increment(state, k)`` scores all rows at once for
+    slot k (k = 0, 1, ...)
     (``[n_select + n_pending]``, vectorised: no loop over candidates). Slot k takes
     argmax increment, or with ``cost [n_select]`` argmax (G + increment) / (C + cost),
     the batch's gain per unit cost (G, C: gain and cost of the slots already filled).
@@ -212,7 +213,7 @@ def greedy_select(post: Posterior, fac: CandidateFactors, state: Conditioned,
 
     def slot(k, carry):
         st, idx, gains, scores, g_tot, c_tot = carry
-        delta = increment(st)
+        delta = increment(st, k)
         score = delta if cost is None else (g_tot + delta) / (c_tot + cost)
         score = jnp.where(selectable & jnp.isfinite(score), score, -jnp.inf)
         j = jnp.argmax(score)
@@ -381,7 +382,7 @@ def _kb_increment(post, fac, gstar):
     s2 = s * s
     mu_g = fac.mu_g * s + mean
 
-    def increment(st: Conditioned):
+    def increment(st: Conditioned, _slot):
         return acquisitions.mumbo_gain(mu_g, st.var_g * s2, mu_g, st.var_y * s2, st.cov * s2, gstar)
 
     return increment

@@ -247,8 +247,8 @@ def gibbon_batch_gain(post: Posterior, x, z, target: Target, gstar, x_pending=No
     return _batch_gain(post, x, z, target, gstar, xp, zp, _check_weight(repulsion_weight))
 
 
-@functools.partial(jax.jit, static_argnames=("q",))
-def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q):
+@functools.partial(jax.jit, static_argnames=("q", "rescaled"))
+def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, rescaled=False):
     m, p = x.shape[0], xp.shape[0]
     xa = jnp.concatenate([x, xp.astype(x.dtype)])
     za = jnp.concatenate([z.astype(float), zp.astype(float)])
@@ -257,8 +257,10 @@ def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q):
     quality = _gibbon_quality(fac.mu_g, fac.var_g, fac.var_y, fac.cov, gs)
     log_var0 = jnp.log(fac.var_y)
 
-    def increment(st: fantasy.Conditioned):  # eq. 2's term for every candidate at once
-        return quality + repulsion_weight * 0.5 * (jnp.log(st.var_y) - log_var0)
+    def increment(st: fantasy.Conditioned, k):  # eq. 2's term for every candidate at once
+        # rescaled: the repulsion of a point joining m = P + k earlier ones weighs 1 / m^2
+        w = repulsion_weight / jnp.maximum(p + k, 1) ** 2 if rescaled else repulsion_weight
+        return quality + w * 0.5 * (jnp.log(st.var_y) - log_var0)
 
     state = fantasy.init_conditioning(fac, p + q, track_target=False)
     idx, gain, score, _ = fantasy.greedy_select(post, fac, state, increment, q, m, p, cost,
@@ -267,7 +269,7 @@ def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q):
 
 
 def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending=None, z_pending=None,
-                 *, cost=None, repulsion_weight=1.0) -> Batch:
+                 *, cost=None, repulsion_weight=1.0, rescaled_repulsion=False) -> Batch:
     r"""Greedy GIBBON batch of ``q`` pairs from a candidate set, given pending evaluations.
 
     Slot k takes the candidate maximising its increment of eq. (2) given the pending
@@ -283,6 +285,10 @@ def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending
         x_pending: ``[P, d]``, z_pending: ``[P]`` evaluations handed out, not returned.
         cost: optional ``[M]`` positive costs of the candidates.
         repulsion_weight: factor on the log-det term (1: the bound).
+        rescaled_repulsion: also divide a slot's log-det increment by m^2, m the number
+            of pending and earlier-chosen points it joins (the down-weighting GIBBON's
+            authors recommend for batches, as Trieste's ``rescaled_repulsion``); the
+            returned ``gain`` is then the rescaled increment.
 
     Returns:
         :class:`Batch`: ``index [q]``, ``x [q, d]``, ``z [q]``, ``gain [q]`` (each
@@ -291,4 +297,5 @@ def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending
     x, z, xp, zp, cost = fantasy.check_batch_inputs(post, x, z, x_pending, z_pending, cost, q)
     posterior.check_target(post.spec, target)
     gstar = fantasy.check_gstar(gstar)
-    return _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, _check_weight(repulsion_weight), int(q))
+    return _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, _check_weight(repulsion_weight), int(q),
+                         bool(rescaled_repulsion))

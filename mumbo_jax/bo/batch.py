@@ -75,7 +75,8 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     anchors = first.x[None] if anchors is None else anchors
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors)
     z_in = _as_fidelity(task, z)
-    greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in))
+    greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
+                                 rescaled_repulsion=settings.batch_rescaled_repulsion)
     xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
     # each slot's share of the batch gain (the chain rule of eq. 2 over the prefixes)
     # and the prefix's gain per unit cost, as the greedy slots report them

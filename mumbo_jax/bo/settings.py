@@ -103,6 +103,9 @@ class BOSettings:
             gradient ascent of the dense batch gain (:func:`mumbo_jax.bo.batch.polish_batch`).
             Off: on Currin (10 seeds, budget 200) it ended at 0.021 median regret against
             4.6e-4 without (docs/RESULTS.md, Synchronous batches).
+        batch_rescaled_repulsion: ``"gibbon"`` batches: divide a slot's repulsion
+            (log-det) term by m^2, m the points already in the batch, as GIBBON's
+            authors recommend for batches (Trieste's ``rescaled_repulsion``).
     """
 
     strategy: str = "mumbo"
@@ -130,6 +133,7 @@ class BOSettings:
     batch_size: int = 1
     batch_rule: str = "believer"
     batch_polish: bool = False
+    batch_rescaled_repulsion: bool = False
 
     def __post_init__(self):
         if self.strategy not in rules.RULES:
@@ -158,8 +162,9 @@ class BOSettings:
         if self.boundary_frac + self.local_frac > 1.0:
             raise ValueError(f"boundary_frac + local_frac must be at most 1, got {self.boundary_frac} + "
                              f"{self.local_frac}")
-        if not isinstance(self.batch_polish, bool):
-            raise ValueError(f"batch_polish must be true or false, got {self.batch_polish!r}")
+        for name in ("batch_polish", "batch_rescaled_repulsion"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.batch_rule not in BATCH_RULES:
             raise ValueError(f"unknown batch_rule {self.batch_rule!r}; allowed: {BATCH_RULES}")
         if self.batch_size > 1 and self.batch_rule.startswith("gibbon") and not rules.RULES[self.strategy].uses_gstar:
