@@ -4,8 +4,8 @@
         --levers base,fit,floor,disc,inc_target,protect --baselines mt_ei,mf_gp_ucb,ei
 
 Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = MUMBO-10
-as it was before issue 13, with ``boundary_frac = local_frac = 0`` even if the library's
-defaults change; ``--base-defaults`` starts from today's defaults instead). Levers:
+as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
+``incumbent_rule = "mean"`` whatever the library's defaults; ``--base-defaults`` starts from today's defaults instead). Levers:
 
 * ``fit``: 4 L-BFGS restarts (previous, defaults, 2 random) x 200 iterations instead of 2 x 50.
 * ``floor``: ICM whose target-specific variance kappa_0 is floored at 5 % of the shared
@@ -199,11 +199,12 @@ def main():
     if args.report is not None:
         return report(args.report)
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
-    # "base" is MUMBO as it was before issue 13: the candidate-set levers off whatever the
-    # library's defaults (``--base-defaults`` runs today's defaults instead)
+    # "base" is MUMBO as it was before issue 13: the candidate-set levers off and the
+    # paper's recommendation, whatever the library's defaults (``--base-defaults`` runs
+    # today's defaults instead)
     common = {"refit_every": args.refit_every}
     if not args.base_defaults:
-        common.update(boundary_frac=0.0, local_frac=0.0)
+        common.update(boundary_frac=0.0, local_frac=0.0, incumbent_rule="mean")
     variants = [("mumbo" if v == "base" else "mumbo+" + v) for v in args.levers.split(",") if v]
     variants += [b for b in args.baselines.split(",") if b]
     checkpoints = [float(c) for c in args.checkpoints.split(",")] + [args.budget]

@@ -71,23 +71,26 @@ class BOSettings:
         mtbo_representers: ``"mtbo"``: representer points (drawn in proportion to EI).
         mtbo_fantasies: ``"mtbo"``: Gauss-Hermite nodes over the fantasised observation.
         incumbent_rule: how the recommendation is chosen (:mod:`mumbo_jax.bo.incumbent`):
-            ``"mean"`` (the evaluated x with the best posterior mean of g, the paper's
-            protocol and the default), ``"target"`` (the best mean among x evaluated at
-            the target itself; all x while none is), ``"lcb"`` (the evaluated x with the
-            best mu_g - 2 sd_g), ``"global"`` (the maximiser of the posterior mean of g
-            over the whole box, evaluated or not) or ``"global_lcb"`` (the maximiser of
-            mu_g - 2 sd_g over the box, evaluated x included).
+            ``"global"`` (the default: the maximiser of the posterior mean of g over the
+            whole box, evaluated or not), ``"mean"`` (the evaluated x with the best
+            posterior mean of g, the paper's protocol and the default before issue 13),
+            ``"target"`` (the best mean among x evaluated at the target itself; all x
+            while none is), ``"lcb"`` (the evaluated x with the best mu_g - 2 sd_g) or
+            ``"global_lcb"`` (the maximiser of mu_g - 2 sd_g over the box, evaluated x
+            included).
         protect_target: rules that choose a fidelity: when the recommended x (by
             ``incumbent_rule``) has never been evaluated at the target, evaluate it there
             instead of the acquisition's choice. Off by default (issue 13's ablation
             found no gain on 3-seed screens).
         boundary_frac: fraction in [0, 1] of the maximiser's random candidates moved onto
             the box's faces, edges and corners (:func:`mumbo_jax.bo.optimize.snap_to_faces`);
-            0 (the default): uniform candidates only.
+            0.25 by default (0: uniform candidates only, as before issue 13).
         local_frac: fraction in [0, 1] of the maximiser's random candidates drawn near the
             best evaluated x (:func:`mumbo_jax.bo.optimize.near_anchors`, the
             :data:`mumbo_jax.bo.strategies.N_ANCHORS` best posterior means of g), at
-            several scales; 0 (the default): none. ``boundary_frac + local_frac <= 1``.
+            several scales; 0.25 by default. ``boundary_frac + local_frac <= 1``.
+            The three defaults (global recommendation, face and local candidates) are
+            issue 13's measured combination: README, "Decision quality".
         batch_size: evaluations chosen per BO step by the compiled loop
             (:func:`mumbo_jax.bo.compiled.run_compiled`; synchronous batches,
             :mod:`mumbo_jax.bo.batch`). 1 (the default): one evaluation per step.
@@ -126,10 +129,10 @@ class BOSettings:
     mtbo_representers: int = 50
     mtbo_fantasies: int = 5
     gain: str | None = None
-    incumbent_rule: str = "mean"
+    incumbent_rule: str = "global"
     protect_target: bool = False
-    boundary_frac: float = 0.0
-    local_frac: float = 0.0
+    boundary_frac: float = 0.25
+    local_frac: float = 0.25
     batch_size: int = 1
     batch_rule: str = "believer"
     batch_polish: bool = False
