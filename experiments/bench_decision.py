@@ -10,7 +10,9 @@ settings unless ``--set``, Hartmann-3, seed 0) is told n points of a fixed desig
 like a MUMBO run: the paper's initial design (6 x, every fidelity) then points mostly at
 the cheap fidelities (z = 2: 70 %, z = 1: 25 %, z = 0: 5 %), half uniform and half near
 the optimum. ``ask()`` (a full refit from the default hyper-parameters, g*, the
-maximisation) is timed after one untimed call (compilation), median of ``--reps``, and
+maximisation) is timed after one untimed call (compilation), median of ``--reps`` (each
+proposal cancelled before the next ``ask()``, so none is pending: since issue 10's third
+part; before, each repeat conditioned on the earlier repeats' pending points), and
 split into fit / g* / maximisation (``AskTell.timings``). All n in one process, one after
 another. Prints the table and ask(n=300) / ask(n=40); appends the run to
 ``docs/data/bench_decision.json`` (``--out``), from which ``experiments/render_results.py``
@@ -81,6 +83,7 @@ def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
     t0 = time.perf_counter()
     x_next, z_next = opt.ask()  # compilation (and a first run)
     first = time.perf_counter() - t0
+    opt.cancel(x_next, z_next)  # every timed ask() sees the same n told points and nothing pending
     if start_from == "fitted":  # as in a run: the last fit's hyper-parameters, then the defaults
         start = opt.params
     totals, fits, gstars, maxes = [], [], [], []
@@ -88,8 +91,9 @@ def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
         opt.params = start
         opt.timings.clear()
         t0 = time.perf_counter()
-        opt.ask()
+        xa, za = opt.ask()
         totals.append(time.perf_counter() - t0)
+        opt.cancel(xa, za)
         t = opt.timings[-1]
         fits.append(t.fit)
         gstars.append(t.gstar)

@@ -9,13 +9,17 @@ per n: the number of objective (value and gradient) evaluations a fresh ``ask()`
 makes per L-BFGS start (counted by a host callback in a separate, instrumented trace),
 the time of one evaluation, of its Cholesky and of the posterior's conditioning, the
 g* stage split into the grid's moments and the Gumbel fit, and the three stages of
-``ask()``. Nothing is written.
+``ask()``. Appends the run to ``docs/data/profile_decision.json`` (``--out``), rendered
+in the README by ``experiments/render_results.py`` (``<!-- render: profile_decision -->``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import pathlib
+import platform
 import statistics
 import sys
 import time
@@ -77,7 +81,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ns", default="40,300")
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--out", default=str(ROOT / "docs" / "data" / "profile_decision.json"))
     args = p.parse_args(argv)
+    load = os.getloadavg()
+    rows_out = []
     ns = [int(v) for v in args.ns.split(",")]
     settings = BOSettings()
     task, x, z, y = design(max(ns))
@@ -87,9 +94,9 @@ def main(argv=None):
         for i in range(n):
             opt.tell(x[i], z[i], y[i])
         start = opt.params
-        buffers = opt._buffers()
+        buffers = kernel.pad_buffers(x[:n], z[:n], y[:n], kernel.buffer_size(n))
         rows = buffers.x.shape[0]
-        k = len(opt.x) - opt.n_design
+        k = n - opt.n_design
         k_fit, k_gstar, k_max = kernel.step_keys(opt.loop_key, k)
         counts = count_evaluations(task, settings, buffers, kernel.as_params(start), k_fit)
         scaling = models.make_scaling(spec, buffers.y, buffers.mask)
@@ -110,14 +117,14 @@ def main(argv=None):
         mean, var = posterior.target_moments(post, grid, task.target)
         t_gumbel = clock(lambda: maxvalue.gumbel_max_samples(k_gstar, mean, var, 10, n_bisect=44), args.reps)
         totals, stages = [], []
-        opt.ask()
+        opt.cancel(*opt.ask())
         for _ in range(args.reps):
-            opt._pending.clear()
             opt.params = start
             opt.timings.clear()
             t0 = time.perf_counter()
-            opt.ask()
+            xa, za = opt.ask()
             totals.append(time.perf_counter() - t0)
+            opt.cancel(xa, za)
             stages.append(opt.timings[-1])
         med = lambda f: statistics.median(getattr(t, f) for t in stages)
         print(f"n = {n} ({rows} rows): ask {statistics.median(totals):.3f} s = fit {med('fit'):.3f} + "
@@ -127,6 +134,18 @@ def main(argv=None):
               f"conditioning {1e3 * t_cond:.2f} ms")
         print(f"  g*: grid moments ({n_grid} + {rows} points) {1e3 * t_moments:.1f} ms, Gumbel fit + samples "
               f"{1e3 * t_gumbel:.1f} ms", flush=True)
+        rows_out.append({"n": n, "buffer_rows": rows, "ask_s": statistics.median(totals), "fit_s": med("fit"),
+                         "gstar_s": med("gstar"), "maximise_s": med("maximise"), "evaluations_per_start": counts,
+                         "evaluation_ms": 1e3 * t_eval, "cholesky_ms": 1e3 * t_chol, "condition_ms": 1e3 * t_cond,
+                         "grid_points": n_grid + rows, "grid_moments_ms": 1e3 * t_moments,
+                         "gumbel_ms": 1e3 * t_gumbel})
+    command = " ".join(["python experiments/profile_decision.py", *(argv if argv is not None else sys.argv[1:])])
+    out = pathlib.Path(args.out)
+    runs = json.loads(out.read_text()) if out.exists() else []
+    runs.append({"command": command, "time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.node(),
+                 "cpu_count": os.cpu_count(), "device": jax.default_backend(), "jax": jax.__version__,
+                 "loadavg_start": load, "loadavg_end": os.getloadavg(), "reps": args.reps, "rows": rows_out})
+    out.write_text(json.dumps(runs, indent=1) + "\n")
 
 
 if __name__ == "__main__":

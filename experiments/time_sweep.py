@@ -9,8 +9,9 @@ fresh process (RUN: a temporary folder), with an empty persistent compilation ca
 (``--cache fresh``, the default: every program is compiled, as on a first run) or the
 user's cache (``--cache default``). Appends a small record to
 ``docs/data/sweep10/sweeps.json`` (wall time, load average at start and end, the
-seed groups and each group's wall time, per seed the evaluations, cost spent and final
-regret, the median overhead per step and the strategy's summary) and keeps the
+seed groups and each group's wall time, per seed the evaluations, cost spent, final
+regret, the seconds of its timed stages (compilation included) and its largest step,
+and the strategy's summary) and keeps the
 command's output as ``docs/data/sweep10/<label>.log``.
 """
 
@@ -70,10 +71,15 @@ def main(argv=None):
         strategies[name] = {
             "wall_time_s": rec["wall_time_s"], "seed_groups": rec.get("seed_groups"), "summary": rec["summary"],
             "per_seed": [{"seed": s["seed"], "evaluations": len(s["regret"]) - 1, "cost_spent": s["cost_spent"][-1],
-                          "final_regret": s["regret"][-1], "n_target": s["n_target"]} for s in rec["per_seed"]]}
-    record = {"label": label, "command": " ".join(["mumbo-jax", *cmd[3:-2]]), "cache": args.cache,
+                          "final_regret": s["regret"][-1], "n_target": s["n_target"],
+                          "stage_s": sum(o for o in s["overheads"] if o is not None),
+                          "largest_step_s": max((o for o in s["overheads"] if o is not None), default=None)}
+                         for s in rec["per_seed"]]}
+    i = cmd.index("--out")
+    shown = ["mumbo-jax", *cmd[3:i], *cmd[i + 2:]]  # without the temporary --out
+    record = {"label": label, "command": " ".join(shown), "cache": args.cache,
               "returncode": proc.returncode, "wall_s": wall, "started_utc": started, "loadavg_start": load_start,
-              "loadavg_end": load_end, "machine": platform.node(), "cpu_count": os.cpu_count(),
+              "loadavg_end": load_end, "machine": platform.node(), "cpu_count": os.cpu_count(), "device": "cpu",
               "problem": results.get("problem"), "budget": results.get("budget"),
               "max_evals": results.get("max_evals"), "seeds": results.get("seeds"), "strategies": strategies}
     path = out / "sweeps.json"
