@@ -7,7 +7,8 @@ sweep of MUMBO-10 in 15 minutes on the 2-core machine).
 Runs ``mumbo-jax compare CONFIG --seeds N --strategies S --workers W --out RUN`` in a
 fresh process (RUN: a temporary folder), with an empty persistent compilation cache
 (``--cache fresh``, the default: every program is compiled, as on a first run) or the
-user's cache (``--cache default``). Appends a small record to
+user's cache (``--cache default``); compare's worker processes share it (a fresh one:
+each worker compiles what it runs unless the other has already cached it). Appends a small record to
 ``docs/data/sweep10/sweeps.json`` (wall time, load average at start and end, the
 seed groups and each group's wall time, per seed the evaluations, cost spent, final
 regret, the seconds of its timed stages (compilation included) and its largest step,

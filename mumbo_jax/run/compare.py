@@ -374,14 +374,20 @@ def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None =
 WORKER_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 
-def _strategy_worker(cfg, job, core, queue):
+def _strategy_worker(cfg, job, core, queue, cache=None):
     """A worker process: one ``job`` = ``(label, seeds)`` pinned to one core; puts
-    ``(job, record, error)``."""
+    ``(job, record, error)``. ``cache``: the parent's persistent compilation cache
+    folder (a spawned process does not inherit JAX's configuration)."""
     label, seeds = job
     try:
         if core is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {core})
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {WORKER_XLA_FLAGS}".strip()
+        if cache:
+            import jax
+
+            jax.config.update("jax_compilation_cache_dir", cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         queue.put((job, _run_strategy(cfg, label, lambda *a: print(*a, flush=True), list(seeds)), None))
     except BaseException as e:  # reported by the parent, which names the strategy
         queue.put((job, None, f"{type(e).__name__}: {e}"))
@@ -413,6 +419,9 @@ def _run_parallel(cfg, labels, workers, finished):
     """Run ``labels`` in up to ``workers`` processes, each pinned to its own core (a
     strategy's seeds split over several when there are fewer strategies than workers,
     :func:`seed_groups`); ``finished(label, record)`` as each strategy ends."""
+    import jax
+
+    cache = jax.config.jax_compilation_cache_dir  # the workers share the parent's cache
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     free = list(cores[:workers]) if len(cores) >= workers else [None] * workers
     ctx = multiprocessing.get_context("spawn")  # never fork a process that has started XLA
@@ -426,7 +435,7 @@ def _run_parallel(cfg, labels, workers, finished):
         while pending or running:
             while pending and free:
                 job, core = pending.pop(0), free.pop(0)
-                proc = ctx.Process(target=_strategy_worker, args=(cfg, job, core, queue), daemon=True)
+                proc = ctx.Process(target=_strategy_worker, args=(cfg, job, core, queue, cache), daemon=True)
                 proc.start()
                 running[job] = (proc, core)
             job, record, error = queue.get()
@@ -493,7 +502,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
         results["strategies"][label] = record
         (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
 
-    if workers > 1 and (len(todo) > 1 or len(cfg.seed_list) > 1):
+    if workers > 1 and todo and (len(todo) > 1 or len(cfg.seed_list) > 1):
         groups = seed_groups(cfg.seed_list, len(todo), workers)
         say(f"  {min(workers, len(todo) * len(groups))} worker processes, one core each"
             + (f"; each strategy's seeds in {len(groups)} groups: {groups}" if len(groups) > 1 else ""))
