@@ -3,18 +3,26 @@
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
         python experiments/bench_decision.py [--ns 20,40,100,150,200,300] [--reps 5] [--label defaults]
         [--set fit_ftol=1e-9 --set full_refit_every=10] [--objective tinygp] [--pow2-buffers]
+        [--start fitted]
 
 For each n a fresh :class:`mumbo_jax.bo.asktell.AskTell` (strategy ``mumbo``, default
 settings unless ``--set``, Hartmann-3, seed 0) is told n points of a fixed design shaped
 like a MUMBO run: the paper's initial design (6 x, every fidelity) then points mostly at
 the cheap fidelities (z = 2: 70 %, z = 1: 25 %, z = 0: 5 %), half uniform and half near
 the optimum. ``ask()`` (a full refit from the default hyper-parameters, g*, the
-maximisation) is timed after one untimed call (compilation), median of ``--reps``, and
+maximisation) is timed after one untimed call (compilation), median of ``--reps`` (each
+proposal cancelled before the next ``ask()``, so none is pending: since issue 10's third
+part; before, each repeat conditioned on the earlier repeats' pending points), and
 split into fit / g* / maximisation (``AskTell.timings``). All n in one process, one after
 another. Prints the table and ask(n=300) / ask(n=40); appends the run to
 ``docs/data/bench_decision.json`` (``--out``), from which ``experiments/render_results.py``
 renders the README's table (``<!-- render: decision -->``, the runs of the last command
 with a given label).
+
+A fresh ``AskTell``'s hyper-parameters are the defaults, so its fit's two starts are the
+same and run once (since issue 10's third part); ``--start fitted`` starts the fit from
+the hyper-parameters of the untimed call and the defaults, two distinct starts, as a
+step inside a run does.
 
 Baselines in the same process: ``--objective tinygp`` fits with main's former objective
 (:func:`mumbo_jax.gp.fitting.neg_log_marginal_reference`), ``--pow2-buffers`` pads to
@@ -67,7 +75,7 @@ def design(n_max: int, seed: int = 0):
     return task, x, z, y
 
 
-def bench_n(task, settings, x, z, y, n, reps):
+def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
     opt = asktell.AskTell(task, settings, seed=0)
     for i in range(n):
         opt.tell(x[i], z[i], y[i])
@@ -75,13 +83,17 @@ def bench_n(task, settings, x, z, y, n, reps):
     t0 = time.perf_counter()
     x_next, z_next = opt.ask()  # compilation (and a first run)
     first = time.perf_counter() - t0
+    opt.cancel(x_next, z_next)  # every timed ask() sees the same n told points and nothing pending
+    if start_from == "fitted":  # as in a run: the last fit's hyper-parameters, then the defaults
+        start = opt.params
     totals, fits, gstars, maxes = [], [], [], []
     for _ in range(reps):
         opt.params = start
         opt.timings.clear()
         t0 = time.perf_counter()
-        opt.ask()
+        xa, za = opt.ask()
         totals.append(time.perf_counter() - t0)
+        opt.cancel(xa, za)
         t = opt.timings[-1]
         fits.append(t.fit)
         gstars.append(t.gstar)
@@ -109,6 +121,10 @@ def main(argv=None):
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a BOSettings field")
     p.add_argument("--objective", choices=["dense", "tinygp"], default="dense")
     p.add_argument("--pow2-buffers", action="store_true")
+    p.add_argument("--start", choices=["defaults", "fitted"], default="defaults",
+                   help="the fit's first start: the defaults (a fresh AskTell: both starts are the defaults, run "
+                        "once) or the hyper-parameters of the untimed first ask() (a step inside a run: two "
+                        "distinct starts)")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]
@@ -125,7 +141,7 @@ def main(argv=None):
     load = os.getloadavg()
     print(f"{'n':>4} {'rows':>5} {'ask s':>8} {'fit s':>8} {'g* s':>7} {'max s':>7} {'1st call s':>10}", flush=True)
     for n in ns:
-        r = bench_n(task, settings, x, z, y, n, args.reps)
+        r = bench_n(task, settings, x, z, y, n, args.reps, args.start)
         rows.append(r)
         print(f"{n:4d} {r['buffer_rows']:5d} {r['ask_s']:8.3f} {r['fit_s']:8.3f} {r['gstar_s']:7.3f} "
               f"{r['maximise_s']:7.3f} {r['first_call_s']:10.2f}", flush=True)
@@ -138,7 +154,7 @@ def main(argv=None):
     out = pathlib.Path(args.out)
     runs = json.loads(out.read_text()) if out.exists() else []
     runs.append({"label": args.label, "command": command, "settings": overrides, "objective": args.objective,
-                 "pow2_buffers": args.pow2_buffers, "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+                 "pow2_buffers": args.pow2_buffers, "start": args.start, "time": time.strftime("%Y-%m-%d %H:%M:%S"),
                  "machine": platform.node(), "cpu_count": os.cpu_count(), "device": jax.default_backend(),
                  "jax": jax.__version__, "loadavg_start": load, "loadavg_end": os.getloadavg(), "reps": args.reps,
                  "rows": rows, "ratio_300_40": ratio})

@@ -29,6 +29,10 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
   one ``ask()`` against n, the last run of each label.
 * ``seed_study10``: ``docs/data/seed_study10.json`` (``experiments/seed_study10.py``):
   which fit-speed piece changes MUMBO's results.
+* ``profile_decision``: the last run in ``docs/data/profile_decision.json``
+  (``experiments/profile_decision.py``): where one decision's time goes.
+* ``sweep10``: ``docs/data/sweep10/sweeps.json`` (``experiments/time_sweep.py``): a
+  sweep's wall time.
 * ``compare_workers``: ``docs/data/compare_workers.json``
   (``experiments/bench_compare_workers.py``).
 * ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
@@ -53,7 +57,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/RESULTS.md")
-MARKER = re.compile(r"(<!-- render: *([a-z_]+)(?: +([A-Za-z0-9_.-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
+MARKER = re.compile(r"(<!-- render: *([a-z_0-9]+)(?: +([A-Za-z0-9_.-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
 ALPHA = 0.05
 
 
@@ -371,10 +375,45 @@ def render_decision(root, _arg=None):
     return "\n".join(lines) + "\n"
 
 
+def render_profile_decision(root, _arg=None):
+    r = _load(root, "docs/data/profile_decision.json")[-1]
+    lines = [f"`{r['command']}` on {_machine(r)}, one core (jax {r['jax']}{_load_note(r)}), median of "
+             f"{r['reps']} (the unit costs of more):", "",
+             "| n (rows) | ask: fit + g* + max (s) | fit: objective evaluations per start | one evaluation, "
+             "value and gradient (ms) | its Cholesky (ms) | conditioning (ms) | g*: grid moments (ms, points) | "
+             "g*: Gumbel fit (ms) |", "|---|---|---|---|---|---|---|---|"]
+    for row in r["rows"]:
+        lines.append(f"| {row['n']} ({row['buffer_rows']}) | {row['ask_s']:.3f}: {row['fit_s']:.3f} + "
+                     f"{row['gstar_s']:.3f} + {row['maximise_s']:.3f} | "
+                     f"{', '.join(str(c) for c in row['evaluations_per_start'])} | {row['evaluation_ms']:.2f} | "
+                     f"{row['cholesky_ms']:.2f} | {row['condition_ms']:.2f} | {row['grid_moments_ms']:.0f} "
+                     f"({row['grid_points']:,}) | {row['gumbel_ms']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_sweep10(root, _arg=None):
+    runs = _load(root, "docs/data/sweep10/sweeps.json")
+    lines = ["| run | command | wall time | load average (start, end) | seed groups (wall time) | seeds | "
+             "evaluations per seed (mean) | median final regret | stage seconds per seed, compilation included "
+             "(median) | largest step |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        for name, st in r["strategies"].items():
+            ps = st["per_seed"]
+            groups = "; ".join(f"{g['seeds']}: {g['wall_time_s'] / 60:.1f} min" for g in st["seed_groups"] or [])
+            lines.append(
+                f"| {r['label']} ({name}) | `{r['command']}` (cache: {r['cache']}) | {r['wall_s'] / 60:.1f} min | "
+                f"{r['loadavg_start'][0]:.1f}, {r['loadavg_end'][0]:.1f} | {groups or '-'} | {len(ps)} | "
+                f"{np.mean([p['evaluations'] for p in ps]):.0f} | {_num(float(np.median([p['final_regret'] for p in ps])))} | "
+                f"{np.median([p['stage_s'] for p in ps]):.0f} s | "
+                f"{max(p['largest_step_s'] for p in ps):.1f} s |")
+    return "\n".join(lines) + "\n"
+
+
 SEED_STUDY_VARIANTS = {"tinygp": "tinygp objective (main before issue 10)", "dense": "dense objective (default)",
                        "ftol": "+ fit_ftol = 1e-9", "warm": "+ full_refit_every = 10",
                        "ftol_warm": "+ both (the un-landed patch)",
-                       "pow2": "dense objective, power-of-two buffers"}
+                       "pow2": "dense objective, power-of-two buffers",
+                       "linalg10c": "defaults after issue 10c (blocked inverses, Matern gradient, g* in chunks)"}
 
 
 def render_seed_study10(root, _arg=None):
@@ -545,6 +584,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
              "ablation": render_ablation, "decision": render_decision,
              "seed_study10": render_seed_study10, "compare_workers": render_compare_workers,
+             "profile_decision": render_profile_decision, "sweep10": render_sweep10,
              "async_study": render_async_study, "batch_study": render_batch_study}
 
 

@@ -13,6 +13,9 @@ one after another in subprocesses):
 * ``warm``: + ``full_refit_every=10`` (warm-only refits between full refits);
 * ``ftol_warm``: both (the un-landed patch's settings);
 * ``pow2``: the defaults with buffers padded to the next power of two (before issue 10).
+* ``linalg10c``: the defaults after issue 10's third part (the fit's inverses by blocked
+  triangular products, the Matern Gram's closed-form gradient, g*'s grid in chunks): the
+  same objective and moments to rounding; against ``dense`` (recorded before it).
 
 Studies (MUMBO, ``tests/bo_helpers.FAST`` settings, the compiled driver): Forrester,
 budget 60, at most 25 evaluations, seeds 0-11 (tests/test_bo_study.py's setup);
@@ -47,7 +50,7 @@ from tests.bo_helpers import FAST, with_  # noqa: E402
 
 OUT = ROOT / "docs" / "data" / "seed_study10.json"
 VARIANTS = {"tinygp": {}, "dense": {}, "ftol": {"fit_ftol": 1e-9}, "warm": {"full_refit_every": 10},
-            "ftol_warm": {"fit_ftol": 1e-9, "full_refit_every": 10}, "pow2": {}}
+            "ftol_warm": {"fit_ftol": 1e-9, "full_refit_every": 10}, "pow2": {}, "linalg10c": {}}
 STUDIES = {"forrester": dict(budget=60.0, max_evals=25, seeds=list(range(12))),
            "hartmann3": dict(budget=300.0, max_evals=40, seeds=list(range(5))),
            "hartmann3_long": dict(budget=2000.0, max_evals=80, seeds=list(range(5)))}

@@ -210,6 +210,23 @@ def test_shipped_configs_are_valid():
         assert cfg.seeds == 20 and "mumbo-10" in cfg.strategies
 
 
+def test_seed_groups_and_merged_records():
+    assert compare.seed_groups(list(range(10)), 1, 2) == [[0, 2, 4, 6, 8], [1, 3, 5, 7, 9]]
+    assert compare.seed_groups(list(range(10)), 2, 2) == [list(range(10))]
+    assert compare.seed_groups(list(range(10)), 5, 2) == [list(range(10))]
+    assert compare.seed_groups([0, 1], 1, 4) == [[0], [1]]
+    seed = lambda i, r: {"seed": i, "cost_spent": [0.0, 1.0], "regret": [1.0, r], "z": [0], "n_target": 1,
+                         "overheads": [0.1]}
+    parts = [{"settings": {"a": 1}, "wall_time_s": 5.0, "summary": {}, "per_seed": [seed(0, 0.1), seed(2, 0.3)]},
+             {"settings": {"a": 1}, "wall_time_s": 7.0, "summary": {}, "per_seed": [seed(1, 0.2)]}]
+    merged = compare.merge_records(parts)
+    assert [s["seed"] for s in merged["per_seed"]] == [0, 1, 2]
+    assert merged["wall_time_s"] == 7.0
+    assert merged["summary"] == compare.summarise_strategy([seed(0, 0.1), seed(1, 0.2), seed(2, 0.3)])
+    assert merged["seed_groups"] == [{"seeds": [0, 2], "wall_time_s": 5.0}, {"seeds": [1], "wall_time_s": 7.0}]
+    assert compare.merge_records(parts[:1]) is parts[0]
+
+
 @pytest.mark.slow
 def test_compare_workers_give_the_sequential_results(tmp_path):
     """--workers 2: two strategies at once in spawned processes, one core each, the same
@@ -236,8 +253,15 @@ fit_max_iter = 20
         assert cli.main(["compare", str(cfg), "--workers", str(workers)]) == 0
         runs[workers] = json.loads((out / "results.json").read_text())
     assert list(runs[2]["strategies"]) == ["ei", "random"]
-    for label in ("ei", "random"):
-        a, b = runs[1]["strategies"][label]["per_seed"], runs[2]["strategies"][label]["per_seed"]
+    # one strategy, two workers: its two seeds in two processes
+    out = tmp_path / "split"
+    cfg.write_text(text.replace("OUT", str(out)))
+    assert cli.main(["compare", str(cfg), "--workers", "2", "--strategies", "ei"]) == 0
+    split = json.loads((out / "results.json").read_text())["strategies"]["ei"]
+    assert [g["seeds"] for g in split["seed_groups"]] == [[0], [1]]
+    for label, b_run in (("ei", split), ("ei", runs[2]["strategies"]["ei"]), ("random", runs[2]["strategies"]["random"])):
+        a, b = runs[1]["strategies"][label]["per_seed"], b_run["per_seed"]
+        assert [s["seed"] for s in a] == [s["seed"] for s in b] == [0, 1]
         for sa, sb in zip(a, b):
             assert sa["z"] == sb["z"]
             np.testing.assert_allclose(np.asarray(sa["regret"], float), np.asarray(sb["regret"], float), rtol=1e-9)

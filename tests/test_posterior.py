@@ -309,3 +309,24 @@ def test_target_floor_is_checked():
         models.icm_model(BOUNDS, 2, target_floor=float("nan"))
     with pytest.raises(ValueError, match="ICM kinds"):
         models.ModelSpec("ar1", models.check_bounds(BOUNDS), n_fidelities=2, target_floor=0.1)
+
+
+def test_many_points_in_chunks_match_dense_numpy():
+    """g*'s grid path: more than posterior.CHUNK points go through lax.map in blocks
+    (the last one padded) and match the one-block path and a dense numpy reference,
+    on a posterior over more than linalg.BASE_BLOCK rows (the blocked inverse)."""
+    spec, target = SPECS["icm"], TARGETS["icm"][0]
+    x, z, y = make_data(spec, 90, seed=4)
+    p = models.random_params(spec, jax.random.PRNGKey(5))
+    post = posterior.condition(spec, p, x, z, y)
+    xc, zc, _ = make_data(spec, posterior.CHUNK + 37, seed=6)
+    mean, var = posterior.target_moments(post, xc, target)
+    assert mean.shape == var.shape == (posterior.CHUNK + 37,)
+    half = posterior.CHUNK // 2
+    parts = [posterior.target_moments(post, xc[i:i + half], target) for i in range(0, xc.shape[0], half)]
+    np.testing.assert_allclose(np.asarray(mean), np.concatenate([m for m, _ in parts]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(var), np.concatenate([v for _, v in parts]), rtol=1e-10, atol=1e-14)
+    pick = np.r_[0:3, posterior.CHUNK - 1:posterior.CHUNK + 2, -3:0]
+    ref = dense_reference(spec, p, x, z, y, xc[pick], zc[pick], target)
+    np.testing.assert_allclose(np.asarray(mean)[pick], ref["mu_g"], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(var)[pick], ref["var_g"], rtol=1e-6, atol=1e-8)

@@ -15,11 +15,12 @@ import pytest
 
 from mumbo_jax.gp import precision
 
-MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "models", "fitting", "posterior", "costmodel")] + [
+MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "models", "fitting", "posterior", "costmodel",
+                                               "linalg")] + [
     "mumbo_jax.acquisition." + m for m in ("maxvalue", "acquisitions", "baselines")]
 
-# Public names that do not check, and why: the checker itself; tinygp kernels and the
-# model's pure algebra (they compute in the dtype they are given and run only inside
+# Public names that do not check, and why: the checker itself; tinygp kernels, the
+# model's and gp.linalg's pure algebra (they compute in the dtype they are given and run only inside
 # checked entry points); pure-Python specs, constructors and constants; types.
 EXEMPT = {
     "mumbo_jax.gp.precision": {"PrecisionError", "X64_FIX", "x64_enabled", "require_x64"},
@@ -33,9 +34,10 @@ EXEMPT = {
                             "signal_variances", "log_prior", "Scaling", "make_scaling", "scale_inputs",
                             "check_inputs", "check_data"},
     "mumbo_jax.gp.fitting": {"lbfgs", "restart_inits"},
+    "mumbo_jax.gp.linalg": {"BASE_BLOCK", "tri_inv", "lower_gram"},
     "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior",
                                "Masked", "noise_index", "masked_gp", "standardise", "internal_target",
-                               "check_target", "target_part", "evaluated_inputs"},
+                               "check_target", "target_part", "evaluated_inputs", "CHUNK"},
     "mumbo_jax.gp.costmodel": {"PREDICTIONS", "CostModel", "continuous_cost_model", "discrete_cost_model",
                                "cost_model_for", "FittedCost"},
     "mumbo_jax.acquisition.maxvalue": {"GSTAR_METHODS", "FLOOR_NOISE_SD", "default_grid_size"},

@@ -201,14 +201,16 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
     runs from ``params`` alone (a warm start). The drivers keep ``refit`` and ``full``
     unbatched, so that under vmap the ``lax.cond`` stays a real branch.
 
-    Compiled per (fit_restarts, fit_max_iter, fit_ftol) only: every rule shares the
-    program."""
-    return _fit(settings.fit_restarts, settings.fit_max_iter, settings.fit_ftol, task, buffers, params, key, refit,
-                full)
+    Compiled per (fit_restarts, fit_max_iter, fit_ftol, whether full_refit_every > 1)
+    only: every rule shares the program. With ``full_refit_every = 1`` (the default)
+    every refit is full and the program holds no warm-only branch (half the L-BFGS code
+    to compile)."""
+    return _fit(settings.fit_restarts, settings.fit_max_iter, settings.fit_ftol, settings.full_refit_every > 1,
+                task, buffers, params, key, refit, full)
 
 
-@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol"))
-def _fit(n_restarts, max_iter, ftol, task, buffers, params, key, refit, full):
+@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol", "warm_branch"))
+def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, refit, full):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
@@ -224,7 +226,7 @@ def _fit(n_restarts, max_iter, ftol, task, buffers, params, key, refit, full):
         return fit(jax.tree_util.tree_map(lambda a: a[None], params))
 
     def refit_params(params):
-        if n_restarts == 1:
+        if n_restarts == 1 or not warm_branch:
             return full_refit(params)
         return jax.lax.cond(full, full_refit, warm_refit, params)
 

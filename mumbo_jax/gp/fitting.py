@@ -1,13 +1,14 @@
 """Hyper-parameters by (weakly regularised) maximum marginal likelihood with optax.
 
 :func:`fit_params` runs optax's L-BFGS (zoom line search) from several starts in one
-compiled call: the deterministic defaults plus random perturbations, mapped
-with ``lax.map``: a vmapped ``while_loop`` runs every lane until the slowest
-stops. Measured on 100 Hartmann-3 points, 3 fidelities, 8 restarts, one core: lax.map
+compiled call: the deterministic defaults plus random perturbations, one after
+another (``lax.scan``; a start equal to the previous one reuses its result): a vmapped
+``while_loop`` runs every lane until the slowest stops. Measured on 100 Hartmann-3 points, 3 fidelities, 8 restarts, one core: lax.map
 0.75 s, vmap 3.4 s. The restart with the lowest objective is kept.
 
 The objective (:func:`neg_log_marginal`) builds the ICM Gram matrix densely and
-differentiates through one Cholesky factor in closed form.
+differentiates through one Cholesky factor in closed form (the inverses by matrix
+products, :mod:`mumbo_jax.gp.linalg`).
 :func:`neg_log_marginal_reference` is the tinygp formulation it is tested against.
 """
 
@@ -19,9 +20,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jax.scipy.linalg import solve_triangular
 
-from mumbo_jax.gp import kernels, models, posterior
+from mumbo_jax.gp import kernels, linalg, models, posterior
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
@@ -29,6 +29,33 @@ __all__ = ["neg_log_marginal", "neg_log_marginal_reference", "lbfgs", "fit_from"
            "fit"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _matern52_fwd(s):
+    sq = jnp.sum(jnp.square(s[:, None, :] - s[None, :, :]), axis=-1)
+    # + tiny as in kernels.EuclideanDistance: a finite gradient at r = 0
+    a = jnp.sqrt(5.0) * jnp.sqrt(sq + jnp.finfo(sq.dtype).tiny)
+    e = (1.0 + a) * jnp.exp(-a)
+    return e + jnp.square(a) / 3.0 * jnp.exp(-a), (s, e)
+
+
+def _matern52_bwd(res, c):
+    # dk/d(sq) = -(5/6) (1 + a) e^-a, d(sq_ij)/ds_i = 2 (s_i - s_j): with P = (C + C^T) o e,
+    # d/ds_i = -(5/3) (s_i sum_j P_ij - (P s)_i), O(n^2 d) without [n, n, d] temporaries
+    s, e = res
+    p = (c + c.T) * e
+    return (-(5.0 / 3.0) * (s * jnp.sum(p, axis=1)[:, None] - p @ s),)
+
+
+@jax.custom_vjp
+def _matern52(s):
+    """``[n, n]`` Matern-5/2 Gram matrix of the scaled inputs ``s`` (``[n, d]``: x over
+    the lengthscales), k = (1 + a + a^2 / 3) e^-a with a = sqrt(5 (r^2 + tiny)); its
+    gradient in closed form (tests/test_fit_dense.py against autodiff)."""
+    return _matern52_fwd(s)[0]
+
+
+_matern52.defvjp(_matern52_fwd, _matern52_bwd)
 
 
 def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
@@ -41,11 +68,7 @@ def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
     kernel.
     """
     if spec.kind == "icm":
-        s = xu / jnp.exp(params["log_ls"])
-        sq = jnp.sum(jnp.square(s[:, None, :] - s[None, :, :]), axis=-1)
-        # + tiny as in kernels.EuclideanDistance: a finite gradient at r = 0
-        a = jnp.sqrt(5.0) * jnp.sqrt(sq + jnp.finfo(sq.dtype).tiny)
-        k = (1.0 + a + jnp.square(a) / 3.0) * jnp.exp(-a)
+        k = _matern52(xu / jnp.exp(params["log_ls"]))
         B = kernels.icm_matrix(params["W"], models.icm_kappa(spec, params))
         onehot = jax.nn.one_hot(zu, spec.n_fidelities, dtype=k.dtype) * mask[:, None]
         return k * (onehot @ B @ onehot.T)
@@ -58,13 +81,14 @@ def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
 def _gaussian_nll(cov, r):
     """-log N(r | 0, cov) through one Cholesky factor; ``inf`` (not NaN) if the
     factorisation fails. Gradient in closed form, d/dcov = (cov^-1 - a a^T) / 2 with
-    a = cov^-1 r: one triangular inverse instead of autodiff through the Cholesky."""
+    a = cov^-1 r: one triangular inverse instead of autodiff through the Cholesky (both
+    inverses by matrix products, :mod:`mumbo_jax.gp.linalg`)."""
     return _gaussian_nll_fwd(cov, r)[0]
 
 
 def _gaussian_nll_fwd(cov, r):
     chol = jnp.linalg.cholesky(cov)
-    chol_inv = solve_triangular(chol, jnp.eye(cov.shape[0], dtype=cov.dtype), lower=True)
+    chol_inv = linalg.tri_inv(chol)
     w = chol_inv @ r
     nll = 0.5 * jnp.dot(w, w) + jnp.sum(jnp.log(jnp.diag(chol))) + 0.5 * _LOG_2PI * r.shape[0]
     nll = jnp.where(jnp.isnan(nll), jnp.inf, nll)
@@ -74,7 +98,7 @@ def _gaussian_nll_fwd(cov, r):
 def _gaussian_nll_bwd(res, g):
     chol_inv, w = res
     alpha = chol_inv.T @ w
-    cov_inv = chol_inv.T @ chol_inv
+    cov_inv = linalg.lower_gram(chol_inv)
     return g * 0.5 * (cov_inv - jnp.outer(alpha, alpha)), g * alpha
 
 
@@ -146,17 +170,38 @@ def lbfgs(fun, init, max_iter, tol, ftol=0.0):
     return params, fun(params)
 
 
+def _run_starts(run, inits):
+    """``run`` (one L-BFGS start) over the stacked ``inits`` one after another
+    (``lax.scan``; ``run`` is traced once); a start equal to the one before it reuses
+    that start's result (the same deterministic run) instead of running again: a fresh
+    fit's previous hyper-parameters are the defaults, its second start
+    (:func:`restart_inits`). Under vmap the branch becomes a select and every start
+    runs, as before."""
+    first = jax.tree_util.tree_map(lambda a: a[0], inits)
+    none = jax.tree_util.tree_map(lambda a: jnp.full_like(a, jnp.nan), first)  # equal to no start
+    blank = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), jax.eval_shape(run, first))
+
+    def step(carry, p):
+        prev, out = carry
+        same = jax.tree_util.tree_reduce(jnp.logical_and, jax.tree_util.tree_map(
+            lambda a, b: jnp.all(a == b), p, prev))
+        out = jax.lax.cond(same, lambda _: out, run, p)
+        return (p, out), out
+
+    return jax.lax.scan(step, (none, blank), inits)[1]
+
+
 def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_iter: int, tol: float,
              ftol: float = 0.0):
     """Run L-BFGS from each of the stacked starts ``inits`` (leading axis R) and keep
-    the best. Traceable (no validation): the building block of :func:`fit_params` and of
+    the best (a start equal to the one before it is not run twice). Traceable (no validation): the building block of :func:`fit_params` and of
     the BO loops' warm-started refits.
 
     Returns:
         ``(params, loss, losses [R])``.
     """
     objective = lambda p: neg_log_marginal(spec, p, scaling, x, z, y, mask)
-    params, losses = jax.lax.map(lambda p: lbfgs(objective, p, max_iter, tol, ftol), inits)
+    params, losses = _run_starts(lambda p: lbfgs(objective, p, max_iter, tol, ftol), inits)
     n_starts = losses.shape[0]
     finite = jnp.isfinite(losses) & jax.tree_util.tree_reduce(
         jnp.logical_and,

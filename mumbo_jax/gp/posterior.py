@@ -24,18 +24,17 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import solve_triangular
 from tinygp import GaussianProcess
 from tinygp import kernels as tk
 
-from mumbo_jax.gp import models
+from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
 __all__ = [
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
     "masked_gp", "standardise", "condition", "internal_target", "check_target", "target_part", "joint_moments",
-    "joint_moments_fidelities", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
+    "joint_moments_fidelities", "CHUNK", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
 ]
 
 _VAR_FLOOR = 1e-12  # standardised units: round-off can make a posterior variance <= 0
@@ -146,8 +145,7 @@ def _condition(spec, params, scaling, x, z, y, mask):
     xu, zu = models.scale_inputs(spec, scaling, x, z)
     noise = models.noise_variances(spec, params, scaling.y_scale)
     gp = masked_gp(spec, params, xu, zu, mask, noise)
-    chol = gp.solver.scale_tril
-    chol_inv = solve_triangular(chol, jnp.eye(chol.shape[0], dtype=chol.dtype), lower=True)
+    chol_inv = linalg.tri_inv(gp.solver.scale_tril)
     alpha = chol_inv.T @ (chol_inv @ standardise(scaling, y, mask))
     # padded rows: K is the identity there, so chol_inv is block diagonal; zeroing those
     # rows (and alpha there, already 0) removes padding from every prediction
@@ -321,17 +319,40 @@ def _check_target_inputs(post: Posterior, x, target: Target):
     return x
 
 
+CHUNK = 512  # g-only moments of more points than this are computed this many at a time
+
+
+def _in_chunks(fn, x, chunk: int = CHUNK):
+    """``fn`` (rows of ``x [M, d]`` -> arrays ``[M]``) over blocks of ``chunk`` rows
+    (``lax.map``; the last block padded with copies of the first row): every
+    ``[n, chunk]`` intermediate stays in cache instead of ``[n, M]`` ones going
+    through memory. The same arithmetic per point (``tests/test_posterior.py``)."""
+    m = x.shape[0]
+    if m <= chunk:
+        return fn(x)
+    blocks = -(-m // chunk)
+    xs = jnp.concatenate([x, jnp.broadcast_to(x[:1], (blocks * chunk - m,) + x.shape[1:])])
+    out = jax.lax.map(fn, xs.reshape((blocks, chunk) + x.shape[1:]))
+    return jax.tree_util.tree_map(lambda a: a.reshape(-1)[:m], out)
+
+
 @jax.jit
 def _target_moments(post, x, target):
     kernel = models.build_kernel(post.spec, post.params)
-    xu, _ = models.scale_inputs(post.spec, post.scaling, x, jnp.zeros(x.shape[0]))
-    mean, var, *_ = target_part(post, kernel, xu, target)
+
+    def moments(xc):
+        xu, _ = models.scale_inputs(post.spec, post.scaling, xc, jnp.zeros(xc.shape[0]))
+        mean, var, *_ = target_part(post, kernel, xu, target)
+        return mean, var
+
+    mean, var = _in_chunks(moments, x)
     s = post.scaling.y_scale
     return mean * s + post.scaling.y_mean, var * s * s
 
 
 def target_moments(post: Posterior, x, target: Target):
-    """Predictive mean and variance of g at ``x`` (``[M, d]``); both ``[M]``."""
+    """Predictive mean and variance of g at ``x`` (``[M, d]``); both ``[M]``. Many
+    points (g*'s grid) are taken :data:`CHUNK` at a time."""
     require_x64("calling posterior.target_moments")
     x = _check_target_inputs(post, x, target)
     return _target_moments(post, x, target)

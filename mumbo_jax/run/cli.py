@@ -107,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="run only these labels of the config, comma-separated")
     cmp.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [compare] out)")
     cmp.add_argument("--workers", type=_positive_int, default=1, metavar="N",
-                     help="strategies run in N processes at once, each pinned to its own core (default 1)")
+                     help="strategies run in N processes at once, each pinned to its own core; with fewer "
+                     "strategies than N, each strategy's seeds are split over them (default 1)")
     cmp.add_argument("--resume", action="store_true",
                      help="keep the strategies already in OUT/results.json (same problem, budget, seeds, cap)")
     cmp.add_argument("--render-only", action="store_true",

@@ -34,7 +34,8 @@ import numpy as np
 from mumbo_jax.run.config import CompareConfig
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
-           "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "run_compare", "render"]
+           "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "seed_groups", "merge_records",
+           "run_compare", "render"]
 
 THRESHOLDS = (1e-2, 1e-3)
 
@@ -355,8 +356,8 @@ def _write_outputs(results, out, stream=None):
           flush=True)
 
 
-def _run_strategy(cfg: CompareConfig, label: str, say) -> dict:
-    """One strategy over every seed: its ``results.json`` record."""
+def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None = None) -> dict:
+    """One strategy over every seed (or over ``seeds``): its ``results.json`` record."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -367,6 +368,7 @@ def _run_strategy(cfg: CompareConfig, label: str, say) -> dict:
     problem = problems.get_problem(cfg.problem)
     task = tasks.problem_task(problem, cfg.model, cfg.rank)
     settings = cfg.settings[label]
+    seeds = cfg.seed_list if seeds is None else list(seeds)
     done = {}
 
     def on_step(seed, k, info, done=done):
@@ -383,11 +385,11 @@ def _run_strategy(cfg: CompareConfig, label: str, say) -> dict:
         n = np.asarray(h.n_evals)
         say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
 
-    history = tasks.run_problem(problem, cfg.budget, cfg.seed_list, settings, task=task, max_evals=cfg.max_evals,
+    history = tasks.run_problem(problem, cfg.budget, seeds, settings, task=task, max_evals=cfg.max_evals,
                                 clock=clock, progress=progress, **loop.backend_batching())
     history = jax.tree_util.tree_map(np.asarray, history)
     wall = time.perf_counter() - t0
-    seeds = _seed_records(problem, settings, history, clock, cfg.seed_list, float(task.target_z[0]))
+    seeds = _seed_records(problem, settings, history, clock, seeds, float(task.target_z[0]))
     summary = summarise_strategy(seeds)
     say(f"[{label}] {wall:.0f} s: median final regret {summary['final_regret_median']:.2e}, median overhead "
         f"{summary['median_overhead_s'] or float('nan'):.3f} s/step")
@@ -398,40 +400,80 @@ def _run_strategy(cfg: CompareConfig, label: str, say) -> dict:
 WORKER_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 
-def _strategy_worker(cfg, label, core, queue):
-    """A worker process: one strategy pinned to one core; puts ``(label, record, error)``."""
+def _strategy_worker(cfg, job, core, queue, cache=None):
+    """A worker process: one ``job`` = ``(label, seeds)`` pinned to one core; puts
+    ``(job, record, error)``. ``cache``: the parent's persistent compilation cache
+    folder (a spawned process does not inherit JAX's configuration)."""
+    label, seeds = job
     try:
         if core is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {core})
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {WORKER_XLA_FLAGS}".strip()
-        queue.put((label, _run_strategy(cfg, label, lambda *a: print(*a, flush=True)), None))
+        if cache:
+            import jax
+
+            jax.config.update("jax_compilation_cache_dir", cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        queue.put((job, _run_strategy(cfg, label, lambda *a: print(*a, flush=True), list(seeds)), None))
     except BaseException as e:  # reported by the parent, which names the strategy
-        queue.put((label, None, f"{type(e).__name__}: {e}"))
+        queue.put((job, None, f"{type(e).__name__}: {e}"))
+
+
+def seed_groups(seeds: list[int], n_strategies: int, workers: int) -> list[list[int]]:
+    """How ``compare --workers`` splits one strategy's seeds: into ``workers //
+    n_strategies`` groups (at least 1, at most one per seed), seeds dealt in turn (0, 2,
+    4, ... and 1, 3, 5, ... for two groups), so that fewer strategies than workers still
+    keep every worker busy. Each group is one process that compiles its own programs."""
+    parts = max(1, min(len(seeds), workers // max(n_strategies, 1)))
+    return [list(seeds[i::parts]) for i in range(parts)]
+
+
+def merge_records(parts: list[dict]) -> dict:
+    """One strategy's record from the records of its seed groups (run side by side):
+    per-seed records in seed order, the summary over all of them, the wall time of the
+    slowest group, and each group's seeds and wall time (``seed_groups``)."""
+    if len(parts) == 1:
+        return parts[0]
+    per_seed = sorted((s for p in parts for s in p["per_seed"]), key=lambda s: s["seed"])
+    return {"settings": parts[0]["settings"], "wall_time_s": max(p["wall_time_s"] for p in parts),
+            "summary": summarise_strategy(per_seed), "per_seed": per_seed,
+            "seed_groups": [{"seeds": [s["seed"] for s in p["per_seed"]], "wall_time_s": p["wall_time_s"]}
+                            for p in parts]}
 
 
 def _run_parallel(cfg, labels, workers, finished):
-    """Run ``labels`` in up to ``workers`` processes, each pinned to its own core;
-    ``finished(label, record)`` as each ends."""
+    """Run ``labels`` in up to ``workers`` processes, each pinned to its own core (a
+    strategy's seeds split over several when there are fewer strategies than workers,
+    :func:`seed_groups`); ``finished(label, record)`` as each strategy ends."""
+    import jax
+
+    cache = jax.config.jax_compilation_cache_dir  # the workers share the parent's cache
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     free = list(cores[:workers]) if len(cores) >= workers else [None] * workers
     ctx = multiprocessing.get_context("spawn")  # never fork a process that has started XLA
     cfg = dataclasses.replace(cfg, settings=dict(cfg.settings), data={})  # picklable (no mapping proxies)
     queue = ctx.Queue()
-    pending, running = list(labels), {}
+    groups = seed_groups(cfg.seed_list, len(labels), workers)
+    pending = [(label, tuple(g)) for label in labels for g in groups]
+    parts = {label: {} for label in labels}
+    running = {}
     try:
         while pending or running:
             while pending and free:
-                label, core = pending.pop(0), free.pop(0)
-                proc = ctx.Process(target=_strategy_worker, args=(cfg, label, core, queue), daemon=True)
+                job, core = pending.pop(0), free.pop(0)
+                proc = ctx.Process(target=_strategy_worker, args=(cfg, job, core, queue, cache), daemon=True)
                 proc.start()
-                running[label] = (proc, core)
-            label, record, error = queue.get()
-            proc, core = running.pop(label)
+                running[job] = (proc, core)
+            job, record, error = queue.get()
+            proc, core = running.pop(job)
             proc.join()
             free.append(core)
+            label = job[0]
             if error is not None:
                 raise RuntimeError(f"strategy {label} failed in its worker process: {error}")
-            finished(label, record)
+            parts[label][job[1]] = record
+            if len(parts[label]) == len(groups):
+                finished(label, merge_records([parts[label][tuple(g)] for g in groups]))
     finally:
         for proc, _ in running.values():
             proc.terminate()
@@ -445,7 +487,9 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     With ``resume``, strategies already in ``cfg.out/results.json`` from a run with the
     same problem, budget, seeds and evaluation cap are kept and not run again. With
     ``workers`` > 1, strategies run in that many processes at once (spawned, each pinned
-    to its own core with one XLA thread; each compiles its own programs)."""
+    to its own core with one XLA thread; each compiles its own programs); with fewer
+    strategies than workers, each strategy's seeds are split over them
+    (:func:`seed_groups`; every seed's run is the one it makes alone)."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -484,8 +528,10 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
         results["strategies"][label] = record
         (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
 
-    if workers > 1 and len(todo) > 1:
-        say(f"  {min(workers, len(todo))} worker processes, one core each")
+    if workers > 1 and todo and (len(todo) > 1 or len(cfg.seed_list) > 1):
+        groups = seed_groups(cfg.seed_list, len(todo), workers)
+        say(f"  {min(workers, len(todo) * len(groups))} worker processes, one core each"
+            + (f"; each strategy's seeds in {len(groups)} groups: {groups}" if len(groups) > 1 else ""))
         _run_parallel(cfg, todo, workers, finished)
         order = [label for label in results["strategies"] if label not in todo] + todo
         results["strategies"] = {label: results["strategies"][label] for label in order}
