@@ -149,7 +149,7 @@ def test_fastcv_study_short():
     assert grid.tolist() == list(range(design + 4))
     for m, r in runs.items():
         x_final = r["trace"][-1][1]
-        evaluated = np.asarray([e["x"] for e in r["evals"]])
-        assert np.min(np.max(np.abs(evaluated - x_final), axis=1)) < 1e-9  # the incumbent was evaluated
+        # the default recommendation (incumbent_rule "global") need not be an evaluated x: the
+        # table must hold the objective's values at whatever x was recommended
         assert table[m]["final_cv_per_seed"] == pytest.approx([obj.cv_mean(x_final)], abs=1e-12)
         assert table[m]["final_test_per_seed"] == pytest.approx([obj.test_loss(x_final)], abs=1e-12)

