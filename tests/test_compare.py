@@ -156,6 +156,15 @@ def test_paired_table_adjusts_over_its_rows():
         compare.paired_comparisons(records, "kg")
 
 
+SMALL_ACQUISITION = """[acquisition]
+n_candidates = 100
+n_starts = 2
+n_polish_steps = 3
+gstar_grid = 300
+fit_max_iter = 20
+"""  # the maximiser and fit settings of the small end-to-end compare runs
+
+
 def test_compare_cli_end_to_end(tmp_path, capsys):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f"""
@@ -166,13 +175,7 @@ seeds = 2
 max_evals = 2
 strategies = ["mumbo-1", "ei", "random"]
 out = "{tmp_path / 'out'}"
-[acquisition]
-n_candidates = 100
-n_starts = 2
-n_polish_steps = 3
-gstar_grid = 300
-fit_max_iter = 20
-""")
+{SMALL_ACQUISITION}""")
     assert cli.main(["compare", str(cfg), "--strategies", "ei,random"]) == 0
     out = tmp_path / "out"
     res = json.loads((out / "results.json").read_text())
@@ -279,13 +282,7 @@ seeds = 1
 max_evals = 5
 strategies = ["mumbo-q2"]
 out = "{tmp_path / 'out'}"
-[acquisition]
-n_candidates = 100
-n_starts = 2
-n_polish_steps = 3
-gstar_grid = 300
-fit_max_iter = 20
-[strategies.mumbo-q2]
+{SMALL_ACQUISITION}[strategies.mumbo-q2]
 strategy = "mumbo"
 batch_size = 2
 batch_rule = "believer"

@@ -141,21 +141,19 @@ class _Stages(NamedTuple):
 
 def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     """The stages of one seed: the decision kernel's programs, as in ask/tell."""
-    return _Stages(
+    stages = _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
         fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
         score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, s: kernel.maximise_stage(settings, task, post, g, k, None, s.n_design),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
-    ) if settings.batch_size == 1 else _Stages(
-        init=lambda key, mb: _init(task, bench, key, mb),
-        fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
-        score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
-        gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
-        maximise=lambda post, g, k, s: batch.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
-        observe=lambda s, p, prop, nk, go: _observe_batch(task, bench, s, p, prop, nk, go),
     )
+    if settings.batch_size > 1:  # q evaluations per step: the batch rule and a q-row append
+        stages = stages._replace(
+            maximise=lambda post, g, k, s: batch.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
+            observe=lambda s, p, prop, nk, go: _observe_batch(task, bench, s, p, prop, nk, go))
+    return stages
 
 
 # --------------------------------------------------------------------------- lock-step programs
