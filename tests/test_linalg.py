@@ -70,3 +70,25 @@ def test_a_repeated_start_gives_the_result_of_running_it_again():
     # separately compiled runs: the same to rounding (XLA fuses each program its own way)
     np.testing.assert_allclose(np.asarray(losses), [float(l1), float(l1), float(l3)], rtol=1e-8)
     assert float(l3) != float(l1)
+
+
+def test_starts_in_lock_step_give_the_starts_one_after_another():
+    """fit_from's vmap batching (the accelerator default) finds, from every start, the
+    optimum the scan batching (the CPU default) finds; a bad name is an error."""
+    spec = models.icm_model([(0.0, 1.0)] * 2, 2)
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.uniform(size=(25, 2)))
+    z = jnp.asarray(rng.integers(0, 2, 25))
+    y = jnp.cos(5 * x[:, 0]) * x[:, 1] + 0.2 * z
+    mask = jnp.ones(25)
+    scaling = models.make_scaling(spec, y, mask)
+    inits = fitting.restart_inits(spec, jax.random.PRNGKey(3), 3)
+    args = (spec, scaling, x, z, y, mask, inits, 30, 1e-5)
+    best_s, loss_s, losses_s = fitting.fit_from(*args, batching="scan")
+    best_v, loss_v, losses_v = fitting.fit_from(*args, batching="vmap")
+    assert len(set(np.round(np.asarray(losses_s), 6))) == 3  # three distinct starts
+    np.testing.assert_allclose(np.asarray(losses_v), np.asarray(losses_s), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(best_v["log_ls"]), np.asarray(best_s["log_ls"]), rtol=1e-4)
+    assert fitting.starts_batching() == "scan"  # the tests run on CPU
+    with pytest.raises(ValueError, match="batching must be"):
+        fitting.fit_from(*args, batching="pmap")

@@ -2,9 +2,11 @@
 
 :func:`fit_params` runs optax's L-BFGS (zoom line search) from several starts in one
 compiled call: the deterministic defaults plus random perturbations, one after
-another (``lax.scan``; a start equal to the previous one reuses its result): a vmapped
-``while_loop`` runs every lane until the slowest stops. Measured on 100 Hartmann-3 points, 3 fidelities, 8 restarts, one core: lax.map
-0.75 s, vmap 3.4 s. The restart with the lowest objective is kept.
+another on CPU (``lax.scan``; a start equal to the previous one reuses its result), all
+at once on an accelerator (``vmap``: one batched Cholesky per iteration instead of eight
+launches; the vmapped ``while_loop`` runs every lane until the slowest stops, which on
+one CPU core cost more than it saved: 100 Hartmann-3 points, 3 fidelities, 8 restarts,
+lax.map 0.75 s, vmap 3.4 s). The restart with the lowest objective is kept.
 
 The objective (:func:`neg_log_marginal`) builds the ICM Gram matrix densely and
 differentiates through one Cholesky factor in closed form (the inverses by matrix
@@ -25,7 +27,7 @@ from mumbo_jax.gp import kernels, linalg, models, posterior
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["neg_log_marginal", "neg_log_marginal_reference", "lbfgs", "fit_from", "restart_inits", "fit_params",
+__all__ = ["neg_log_marginal", "neg_log_marginal_reference", "lbfgs", "starts_batching", "fit_from", "restart_inits", "fit_params",
            "fit"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -191,17 +193,34 @@ def _run_starts(run, inits):
     return jax.lax.scan(step, (none, blank), inits)[1]
 
 
+def starts_batching() -> str:
+    """How :func:`fit_from` runs its starts when not told: ``"scan"`` (one after another)
+    on CPU, ``"vmap"`` (in lock-step) on an accelerator, read from the default backend
+    at trace time."""
+    return "scan" if jax.default_backend() == "cpu" else "vmap"
+
+
 def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_iter: int, tol: float,
-             ftol: float = 0.0):
+             ftol: float = 0.0, batching: str | None = None):
     """Run L-BFGS from each of the stacked starts ``inits`` (leading axis R) and keep
-    the best (a start equal to the one before it is not run twice). Traceable (no validation): the building block of :func:`fit_params` and of
-    the BO loops' warm-started refits.
+    the best. Traceable (no validation): the building block of :func:`fit_params` and of
+    the BO loops' warm-started refits. ``batching``: ``"scan"`` (one start after another;
+    a start equal to the one before it is not run twice), ``"vmap"`` (all at once), or
+    None (:func:`starts_batching`: scan on CPU, vmap on accelerators). Both give the
+    same optimum from each start, to rounding (tests/test_linalg.py).
 
     Returns:
         ``(params, loss, losses [R])``.
     """
     objective = lambda p: neg_log_marginal(spec, p, scaling, x, z, y, mask)
-    params, losses = _run_starts(lambda p: lbfgs(objective, p, max_iter, tol, ftol), inits)
+    batching = starts_batching() if batching is None else batching
+    run = lambda p: lbfgs(objective, p, max_iter, tol, ftol)
+    if batching == "scan":
+        params, losses = _run_starts(run, inits)
+    elif batching == "vmap":
+        params, losses = jax.vmap(run)(inits)
+    else:
+        raise ValueError(f"batching must be 'scan', 'vmap' or None, got {batching!r}")
     n_starts = losses.shape[0]
     finite = jnp.isfinite(losses) & jax.tree_util.tree_reduce(
         jnp.logical_and,
@@ -231,14 +250,14 @@ def restart_inits(spec: ModelSpec, key, n_restarts: int, first: dict | None = No
     return inits
 
 
-@functools.partial(jax.jit, static_argnames=("spec", "n_restarts", "max_iter"))
-def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol):
+@functools.partial(jax.jit, static_argnames=("spec", "n_restarts", "max_iter", "batching"))
+def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol, batching=None):
     inits = restart_inits(spec, key, n_restarts)
-    return fit_from(spec, scaling, x, z, y, mask, inits, max_iter, tol)
+    return fit_from(spec, scaling, x, z, y, mask, inits, max_iter, tol, batching=batching)
 
 
 def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter: int = 200,
-               tol: float = 1e-5, scaling: Scaling | None = None):
+               tol: float = 1e-5, scaling: Scaling | None = None, batching: str | None = None):
     """Fit hyper-parameters by maximum marginal likelihood, best of ``n_restarts``.
 
     Args:
@@ -247,6 +266,8 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
         mask: optional ``[n]`` 0/1 padding mask.
         n_restarts: starts (the first is the deterministic default).
         max_iter, tol: L-BFGS iteration cap and gradient-norm tolerance per start.
+        batching: how the starts run (:func:`fit_from`; None: scan on CPU, vmap on
+            accelerators).
 
     Returns:
         ``(params, loss, all_losses)``: the best params dict, its objective value
@@ -258,7 +279,9 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
     x, z, y, mask = models.check_data(spec, x, z, y, mask)
     if scaling is None:
         scaling = models.make_scaling(spec, y, mask)
-    return _fit(spec, scaling, x, z, y, mask, key, int(n_restarts), int(max_iter), tol)
+    if batching not in (None, "scan", "vmap"):
+        raise ValueError(f"batching must be 'scan', 'vmap' or None, got {batching!r}")
+    return _fit(spec, scaling, x, z, y, mask, key, int(n_restarts), int(max_iter), tol, batching)
 
 
 def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter: int = 200,
