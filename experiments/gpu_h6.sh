@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Issue 13's Hartmann-6 at cost 600 (5 seeds) on a lent GPU: today's default MUMBO, MUMBO
+# as the paper runs it, MT-EI and MF-GP-UCB, one process each at once on the one GPU
+# (the compiled loop vmaps the seeds there). Results: experiments/results13/gpu6*_hartmann6_b600_s0-4.json, copied to $OUT.
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+A="experiments/ablation_mumbo.py --problems hartmann6 --seeds 5 --budget 600 --max-evals 400 --checkpoints 25,50,100,200"
+T=${H6_TIMEOUT:-440}
+timeout $T python3 $A --levers faces+local+inc_global --tag gpu6a > "$OUT/gpu6a.log" 2>&1 &
+timeout $T python3 $A --levers base --tag gpu6b > "$OUT/gpu6b.log" 2>&1 &
+timeout $T python3 $A --levers "" --baselines mt_ei --tag gpu6c > "$OUT/gpu6c.log" 2>&1 &
+timeout $T python3 $A --levers "" --baselines mf_gp_ucb --tag gpu6d > "$OUT/gpu6d.log" 2>&1 &
+wait
+cp experiments/results13/gpu6*_hartmann6_* "$OUT/" 2>/dev/null
+tail -n 3 "$OUT"/gpu6*.log
