@@ -13,5 +13,14 @@ timeout $T python3 $A --levers base --tag gpu6b > "$OUT/gpu6b.log" 2>&1 &
 timeout $T python3 $A --levers "" --baselines mt_ei --tag gpu6c > "$OUT/gpu6c.log" 2>&1 &
 timeout $T python3 $A --levers "" --baselines mf_gp_ucb --tag gpu6d > "$OUT/gpu6d.log" 2>&1 &
 wait
-cp experiments/results13/gpu6*_hartmann6_* "$OUT/" 2>/dev/null
+# one file for experiments/render_results.py (docs/RESULTS.md: <!-- render: ablation gpu6_... -->)
+python3 - <<'PY'
+import json, pathlib
+root = pathlib.Path("experiments/results13")
+parts = [json.loads((root / f"gpu6{t}_hartmann6_b600_s0-4.json").read_text()) for t in "bacd"  # base MUMBO first: the tables test every variant against it
+         if (root / f"gpu6{t}_hartmann6_b600_s0-4.json").is_file()]
+merged = dict(parts[0], variants={v: r for p in parts for v, r in p["variants"].items()})
+(root / "gpu6_hartmann6_b600_s0-4.json").write_text(json.dumps(merged))
+PY
+cp experiments/results13/gpu6_hartmann6_b600_s0-4.json "$OUT/" 2>/dev/null
 tail -n 3 "$OUT"/gpu6*.log
