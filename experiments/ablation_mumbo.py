@@ -5,7 +5,7 @@
 
 Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = MUMBO-10
 as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
-``incumbent_rule = "mean"`` whatever the library's defaults; ``--base-defaults`` starts from today's defaults instead). Levers:
+``incumbent_rule = "mean"``, ``interval_calibration = "none"`` whatever the library's defaults; ``--base-defaults`` starts from today's defaults instead). Levers:
 
 * ``fit``: 4 L-BFGS restarts (previous, defaults, 2 random) x 200 iterations instead of 2 x 50.
 * ``floor``: ICM whose target-specific variance kappa_0 is floored at 5 % of the shared
@@ -34,6 +34,9 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
   ``batch_rule``), the model refitted every batch; ``q4gibbonpol``: GIBBON with the joint
   gradient polish of the batch (``batch_polish``); ``q4gibbonresc``: GIBBON with its
   repulsion term divided by m^2 (``batch_rescaled_repulsion``).
+* ``cal``: the recorded sd of g at the recommendation widened by the root mean square of
+  the leave-one-out z-scores of the target's observations (``interval_calibration =
+  "loo"``); decisions and regrets are those without it, only the coverage changes.
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
@@ -86,6 +89,7 @@ LEVERS = {
     "inc_global": ({"incumbent_rule": "global"}, None, {}),
     "inc_glcb": ({"incumbent_rule": "global_lcb"}, None, {}),
     "protect": ({"protect_target": True}, None, {}),
+    "cal": ({"interval_calibration": "loo"}, None, {}),
     "faces": ({"boundary_frac": 0.25}, None, {}),
     "local": ({"local_frac": 0.25}, None, {}),
     "exact": ({"gstar_method": "exact"}, None, {}),
@@ -204,7 +208,7 @@ def main():
     # today's defaults instead)
     common = {"refit_every": args.refit_every}
     if not args.base_defaults:
-        common.update(boundary_frac=0.0, local_frac=0.0, incumbent_rule="mean")
+        common.update(boundary_frac=0.0, local_frac=0.0, incumbent_rule="mean", interval_calibration="none")
     variants = [("mumbo" if v == "base" else "mumbo+" + v) for v in args.levers.split(",") if v]
     variants += [b for b in args.baselines.split(",") if b]
     checkpoints = [float(c) for c in args.checkpoints.split(",")] + [args.budget]

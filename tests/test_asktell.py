@@ -145,3 +145,27 @@ def test_kernel_decide_is_the_first_bo_ask():
     x, z = opt.ask()
     assert int(prop.z) == z
     np.testing.assert_array_equal(np.asarray(prop.x), x)
+
+
+def test_recommendation_gives_the_incumbent_with_a_widened_sd(forrester_opt):
+    """recommendation(): the incumbent's x and mean, and an sd no narrower than the
+    model's own (interval_calibration = "none"), wider by exactly the leave-one-out
+    scale of the target rows."""
+    from mumbo_jax.bo import incumbent as inc
+
+    prob, opt = forrester_opt
+    rng = np.random.default_rng(0)
+    for z in (0, 0, 0, 1, 1, 2, 2, 2):
+        x = rng.uniform(size=1)
+        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
+    x, mean, sd = opt.recommendation()
+    xi, mi = opt.incumbent()
+    np.testing.assert_array_equal(x, xi)
+    assert mean == mi and np.isfinite(sd) and sd > 0
+    raw = loop.AskTell(opt.task, with_(FAST, interval_calibration="none"), seed=3)
+    for xs, zs, ys in zip(opt.x, opt.z, opt.y):
+        raw.tell(xs, zs, ys)
+    _, mean0, sd0 = raw.recommendation()
+    assert mean0 == pytest.approx(mean, rel=1e-12)
+    post = opt.last_fit[1]
+    np.testing.assert_allclose(sd, sd0 * float(inc.interval_scale(post, opt.task.target)), rtol=1e-9)

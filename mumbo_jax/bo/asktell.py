@@ -249,6 +249,15 @@ class AskTell:
         Conditions on all the data told so far with the hyper-parameters of the last
         fit (the model's defaults before the first BO step): no refit, and the posterior
         of the last ask reused outright if nothing was told since."""
+        x, mu, _ = self.recommendation()
+        return x, mu
+
+    def recommendation(self):
+        """``(x, mean, sd)``: :meth:`incumbent` with the model's sd of g at x, widened by
+        the leave-one-out scale of the target's observations unless
+        ``settings.interval_calibration = "none"`` (:func:`mumbo_jax.bo.incumbent.interval_scale`):
+        ``mean +- 1.96 sd`` is the interval to trust for the value at x (units of y,
+        noise excluded)."""
         if not self.x:
             raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
         if self.last_fit is not None and self.last_fit[0] == len(self.x):
@@ -258,8 +267,9 @@ class AskTell:
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (len(self.x), post, buffers)
-        x, mu, _ = kernel.recommend(self.task, post, buffers.x, self.settings.incumbent_rule)
-        return np.asarray(x), float(mu)
+        x, mu, sd = kernel.recommend(self.task, post, buffers.x, self.settings.incumbent_rule,
+                                     self.settings.interval_calibration == "loo")
+        return np.asarray(x), float(mu), float(sd)
 
     @property
     def in_initial_design(self) -> bool:

@@ -98,11 +98,12 @@ def _init(task: Task, bench, key, min_buffer):
     return state, loop_key, jax.random.fold_in(key, 7), jnp.sum(task.space.cost(zq))
 
 
-@functools.partial(jax.jit, static_argnames=("bench", "rule"))
-def _score(task: Task, bench, post, buffers, rule="mean"):
+@functools.partial(jax.jit, static_argnames=("bench", "rule", "calibrate"))
+def _score(task: Task, bench, post, buffers, rule="mean", calibrate=False):
     """The incumbent's ``(x [d], true value, regret, posterior mean of g, its sd)``
-    (``rule``: the incumbent rule)."""
-    x, mu, sd = kernel.recommend(task, post, buffers.x, rule)
+    (``rule``: the incumbent rule; ``calibrate``: the sd widened by the leave-one-out
+    scale)."""
+    x, mu, sd = kernel.recommend(task, post, buffers.x, rule, calibrate)
     value, regret = bench.score(x)
     return x, value, regret, mu, sd
 
@@ -144,7 +145,8 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     stages = _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
         fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
-        score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule),
+        score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule,
+                                     settings.interval_calibration == "loo"),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, s: kernel.maximise_stage(settings, task, post, g, k, None, s.n_design),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
@@ -172,9 +174,9 @@ def _fit_all(settings, task, state, keys, refit, full):
     return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full))(state, keys)
 
 
-@functools.partial(jax.jit, static_argnames=("bench", "rule"))
-def _score_all(task, bench, post, buffers, rule):
-    return jax.vmap(lambda p, b: _score(task, bench, p, b, rule))(post, buffers)
+@functools.partial(jax.jit, static_argnames=("bench", "rule", "calibrate"))
+def _score_all(task, bench, post, buffers, rule, calibrate=False):
+    return jax.vmap(lambda p, b: _score(task, bench, p, b, rule, calibrate))(post, buffers)
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
@@ -215,7 +217,8 @@ def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda keys, mb: _init_all(task, bench, keys, mb),
         fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
-        score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule),
+        score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule,
+                                         settings.interval_calibration == "loo"),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
         maximise=(lambda post, g, k, s: _maximise_all(settings, task, post, g, k, s.n_design)) if settings.batch_size == 1
         else (lambda post, g, k, s: _batch_all(settings, task, post, g, k, s)),

@@ -268,12 +268,13 @@ def _maximise(settings, task, post, gstar, key, cost, n_design):
     return strategies.propose(settings, task, post, gstar, key, cost, n_design)
 
 
-@functools.partial(jax.jit, static_argnames=("rule",))
-def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean"):
+@functools.partial(jax.jit, static_argnames=("rule", "calibrate"))
+def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean", calibrate: bool = False):
     """``(x [d], mean, sd)``: the x recommended by ``rule`` (``BOSettings.incumbent_rule``;
-    ``rows_x``: the buffer of evaluated x) and the model's mean and sd of g there
-    (:func:`mumbo_jax.bo.incumbent.recommend`)."""
-    return incumbent_module.recommend(post, task.target, jnp.asarray(task.spec.bounds), rule, rows_x)
+    ``rows_x``: the buffer of evaluated x) and the model's mean and sd of g there, the sd
+    widened by the leave-one-out scale where ``calibrate`` (``BOSettings.interval_calibration``;
+    :func:`mumbo_jax.bo.incumbent.recommend`)."""
+    return incumbent_module.recommend(post, task.target, jnp.asarray(task.spec.bounds), rule, rows_x, calibrate)
 
 
 @functools.partial(jax.jit, static_argnames=("rule",))

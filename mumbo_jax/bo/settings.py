@@ -78,6 +78,12 @@ class BOSettings:
             while none is), ``"lcb"`` (the evaluated x with the best mu_g - 2 sd_g) or
             ``"global_lcb"`` (the maximiser of mu_g - 2 sd_g over the box, evaluated x
             included).
+        interval_calibration: ``"loo"`` (the default) widens the model's sd of g at the
+            recommendation (the interval the benchmark loops record and
+            :meth:`mumbo_jax.bo.asktell.AskTell.recommendation` reports) by the root mean
+            square of the leave-one-out z-scores of the target's observations
+            (:func:`mumbo_jax.bo.incumbent.interval_scale`; never narrower); ``"none"``:
+            the model's own sd. Decisions do not depend on it.
         protect_target: rules that choose a fidelity: when the recommended x (by
             ``incumbent_rule``) has never been evaluated at the target, evaluate it there
             instead of the acquisition's choice. Off by default (issue 13's ablation
@@ -130,6 +136,7 @@ class BOSettings:
     mtbo_fantasies: int = 5
     gain: str | None = None
     incumbent_rule: str = "global"
+    interval_calibration: str = "loo"
     protect_target: bool = False
     boundary_frac: float = 0.25
     local_frac: float = 0.25
@@ -156,6 +163,8 @@ class BOSettings:
                                               and not isinstance(self.ucb_beta, bool)
                                               and 0 <= self.ucb_beta < float("inf")):
             raise ValueError(f"ucb_beta must be a finite number >= 0 or None, got {self.ucb_beta!r}")
+        if self.interval_calibration not in ("loo", "none"):
+            raise ValueError(f"interval_calibration must be 'loo' or 'none', got {self.interval_calibration!r}")
         if self.incumbent_rule not in INCUMBENT_RULES:
             raise ValueError(f"unknown incumbent_rule {self.incumbent_rule!r}; allowed: {INCUMBENT_RULES}")
         if not isinstance(self.protect_target, bool):

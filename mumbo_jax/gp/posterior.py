@@ -31,7 +31,7 @@ from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = [
+__all__ = ["loo_zscores", 
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
     "masked_gp", "standardise", "condition", "internal_target", "check_target", "target_part", "joint_moments",
     "joint_moments_fidelities", "CHUNK", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
@@ -398,6 +398,18 @@ def predict(post: Posterior, x, z):
     require_x64("calling posterior.predict")
     x, z = models.check_inputs(post.spec, x, z)
     return _predict(post, x, z)
+
+
+def loo_zscores(post: Posterior) -> jax.Array:
+    """``[n]`` leave-one-out z-scores of the observations, 0 at padding: row i's
+    (y_i - mu_-i) / sd_-i under the posterior of the other rows with the same
+    hyper-parameters (noise included in sd_-i), in closed form (Rasmussen & Williams
+    eq. 5.12): alpha_i / sqrt([K^-1]_ii). O(n^2) from ``chol_inv``; a calibrated model
+    has z-scores of unit mean square (tests/test_calibration.py against refitting
+    without the row)."""
+    kinv_diag = jnp.sum(jnp.square(post.chol_inv), axis=0)  # diag(L^-T L^-1)
+    safe = jnp.where(post.mask > 0, kinv_diag, 1.0)
+    return jnp.where(post.mask > 0, post.alpha / jnp.sqrt(safe), 0.0)
 
 
 # --------------------------------------------------------------------------- the incumbent
