@@ -75,6 +75,22 @@ def design(n_max: int, seed: int = 0):
     return task, x, z, y
 
 
+def timed_asks(opt, start, reps):
+    """``reps`` timed ``ask()`` calls, each fitting from the hyper-parameters ``start``
+    and cancelled before the next (the same n told points, nothing pending):
+    ``(wall seconds [reps], the stage timings of each)``."""
+    totals, stages = [], []
+    for _ in range(reps):
+        opt.params = start
+        opt.timings.clear()
+        t0 = time.perf_counter()
+        xa, za = opt.ask()
+        totals.append(time.perf_counter() - t0)
+        opt.cancel(xa, za)
+        stages.append(opt.timings[-1])
+    return totals, stages
+
+
 def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
     opt = asktell.AskTell(task, settings, seed=0)
     for i in range(n):
@@ -86,21 +102,10 @@ def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
     opt.cancel(x_next, z_next)  # every timed ask() sees the same n told points and nothing pending
     if start_from == "fitted":  # as in a run: the last fit's hyper-parameters, then the defaults
         start = opt.params
-    totals, fits, gstars, maxes = [], [], [], []
-    for _ in range(reps):
-        opt.params = start
-        opt.timings.clear()
-        t0 = time.perf_counter()
-        xa, za = opt.ask()
-        totals.append(time.perf_counter() - t0)
-        opt.cancel(xa, za)
-        t = opt.timings[-1]
-        fits.append(t.fit)
-        gstars.append(t.gstar)
-        maxes.append(t.maximise)
-    med = statistics.median
-    return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "ask_s": med(totals),
-            "fit_s": med(fits), "gstar_s": med(gstars), "maximise_s": med(maxes), "ask_all_s": totals,
+    totals, stages = timed_asks(opt, start, reps)
+    med = lambda f: statistics.median(getattr(t, f) for t in stages)
+    return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "ask_s": statistics.median(totals),
+            "fit_s": med("fit"), "gstar_s": med("gstar"), "maximise_s": med("maximise"), "ask_all_s": totals,
             "proposal": {"x": np.asarray(x_next).tolist(), "z": float(z_next)}}
 
 

@@ -34,7 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from bench_decision import design  # noqa: E402
+from bench_decision import design, timed_asks  # noqa: E402
 from mumbo_jax.acquisition import maxvalue  # noqa: E402
 from mumbo_jax.bo import asktell, kernel  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
@@ -116,16 +116,8 @@ def main(argv=None):
         t_moments = clock(lambda: posterior.target_moments(post, grid, task.target), args.reps)
         mean, var = posterior.target_moments(post, grid, task.target)
         t_gumbel = clock(lambda: maxvalue.gumbel_max_samples(k_gstar, mean, var, 10, n_bisect=44), args.reps)
-        totals, stages = [], []
         opt.cancel(*opt.ask())
-        for _ in range(args.reps):
-            opt.params = start
-            opt.timings.clear()
-            t0 = time.perf_counter()
-            xa, za = opt.ask()
-            totals.append(time.perf_counter() - t0)
-            opt.cancel(xa, za)
-            stages.append(opt.timings[-1])
+        totals, stages = timed_asks(opt, start, args.reps)
         med = lambda f: statistics.median(getattr(t, f) for t in stages)
         print(f"n = {n} ({rows} rows): ask {statistics.median(totals):.3f} s = fit {med('fit'):.3f} + "
               f"g* {med('gstar'):.3f} + max {med('maximise'):.3f}")
