@@ -17,6 +17,9 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
 * ``inc_target``: recommend the best posterior mean of g among x evaluated AT THE TARGET.
 * ``inc_global``: recommend the maximiser of the posterior mean of g over the whole box
   (``incumbent_rule = "global"``); ``STRATEGY+inc_global`` applies it to a baseline.
+* ``inc_gsafe`` / ``inc_gsafe1``: recommend the global maximiser only where its
+  posterior mean beats the best evaluated x's by more than 2 (1) sd of the difference,
+  widened by the leave-one-out scale (``incumbent_rule = "global_safe"``).
 * ``inc_glcb``: recommend the maximiser of mu_g - 2 sd_g over the box, evaluated x
   included (``incumbent_rule = "global_lcb"``).
 * ``lcb``: recommend the evaluated x with the best lower bound mu_g - 2 sd_g.
@@ -70,6 +73,7 @@ except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
+from mumbo_jax.bo import incumbent  # noqa: E402
 from mumbo_jax.bo.compiled import backend_batching  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.bo.timing import StepClock  # noqa: E402
@@ -88,6 +92,8 @@ LEVERS = {
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),
     "inc_global": ({"incumbent_rule": "global"}, None, {}),
     "inc_glcb": ({"incumbent_rule": "global_lcb"}, None, {}),
+    "inc_gsafe": ({"incumbent_rule": "global_safe"}, None, {}),
+    "inc_gsafe1": ({"incumbent_rule": "global_safe"}, None, {}),  # with SAFE_SD = 1 (run_variant)
     "protect": ({"protect_target": True}, None, {}),
     "cal": ({"interval_calibration": "loo"}, None, {}),
     "faces": ({"boundary_frac": 0.25}, None, {}),
@@ -127,6 +133,9 @@ def build(problem, variant: str, common: dict):
 
 def run_variant(problem, variant, seeds, budget, max_evals, common):
     settings, task = build(problem, variant, common)
+    # the global_safe rule's margin is a module constant read when its program is traced
+    incumbent.SAFE_SD = 1.0 if "inc_gsafe1" in variant.split("+") else 2.0
+    jax.clear_caches()
     clock = StepClock()
     t0 = time.perf_counter()
     h = tasks.run_problem(problem, budget, seeds, settings, task=task, max_evals=max_evals, clock=clock,

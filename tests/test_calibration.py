@@ -77,3 +77,26 @@ def test_recommend_widens_the_sd_by_the_scale():
 def test_a_bad_interval_calibration_is_an_error():
     with pytest.raises(ValueError, match="interval_calibration must be"):
         BOSettings(interval_calibration="bootstrap")
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_global_safe_takes_the_maximiser_only_when_the_model_is_sure(seed, monkeypatch):
+    """"global_safe" is "global"'s x where mean(g(x_g) - g(x_e)) > SAFE_SD sd (joint
+    posterior, sd widened by interval_scale), else "mean"'s evaluated x; with the margin
+    at -inf / +inf it is exactly those rules."""
+    x, z, y = _data(n=20, seed=seed)
+    target = posterior.target_fidelity(0)
+    _, _, post = _posterior(x, z, y)
+    bounds = jnp.asarray([(0.0, 1.0)] * 2)
+    rows = posterior.evaluated_inputs(post)
+    xg, *_ = incumbent.recommend(post, target, bounds, "global", rows)
+    xe, *_ = incumbent.recommend(post, target, bounds, "mean", rows)
+    xs, *_ = incumbent.recommend(post, target, bounds, "global_safe", rows)
+    mu, cov = posterior.target_joint(post, jnp.stack([xg, xe]), target)
+    sd = np.sqrt(max(float(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]), 0.0)) * float(incumbent.interval_scale(post, target))
+    sure = float(mu[0] - mu[1]) > incumbent.SAFE_SD * sd
+    np.testing.assert_allclose(np.asarray(xs), np.asarray(xg if sure else xe), rtol=0, atol=1e-12)
+    for margin, ref in ((-np.inf, xg), (np.inf, xe)):
+        monkeypatch.setattr(incumbent, "SAFE_SD", margin)
+        got, *_ = incumbent.recommend(post, target, bounds, "global_safe", rows)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=0, atol=1e-12)

@@ -21,6 +21,11 @@ Rules (``BOSettings.incumbent_rule``; issue 13, ``"mean"`` is the default):
   ``mu_g - 2 sd_g`` over the box (evaluated x included): the believed optimum once the
   model is sure of it, an evaluated x while it is not (early in a run the mean's
   maximiser is an extrapolation, and ``"global"``'s recommendation then jumps about).
+* ``"global_safe"``: ``"global"``'s maximiser only where the model is sure it beats the
+  best evaluated x (``"mean"``'s): the posterior mean of g(x_global) - g(x_mean) above
+  :data:`SAFE_SD` sd of that difference (joint posterior, the sd widened by
+  :func:`interval_scale`); else the evaluated x. Meant to keep the global rule's gains
+  late in a run without its early jumps to an extrapolated optimum.
 
 :func:`incumbent` names a buffer row (for the row rules; ``"global"`` names the best
 evaluated row, its starting point); :func:`recommend` gives the recommended x itself
@@ -36,11 +41,12 @@ from mumbo_jax.bo import optimize
 from mumbo_jax.gp import posterior
 
 __all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
-           "interval_scale", "recommend"]
+           "interval_scale", "recommend", "SAFE_SD"]
 
-INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb")
-GLOBAL_RULES = ("global", "global_lcb")
+INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe")
+GLOBAL_RULES = ("global", "global_lcb", "global_safe")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
+SAFE_SD = 2.0  # "global_safe": the margin, in sd of the difference, the maximiser must clear
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
 GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, local_frac=0.5)
@@ -68,7 +74,7 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
         raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
     if rule == "global_lcb":
         rule = "lcb"
-    if rule in ("mean", "global"):
+    if rule in ("mean", "global", "global_safe"):
         return posterior.incumbent(post, target)
     mu, var = posterior.target_moments(post, evaluated_inputs(post), target)
     valid = post.mask > 0
@@ -131,7 +137,13 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
         anchors = best_inputs(post, target, N_ANCHORS)
         found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                                   anchors=anchors, **GLOBAL_SEARCH)
-        x = jnp.where(found.alpha > score(x[None], None)[0], found.x, x)  # never below the best row
+        better = found.alpha > score(x[None], None)[0]  # never below the best row
+        if rule == "global_safe":
+            mu2, cov2 = posterior.target_joint(post, jnp.stack([found.x, x]), target)
+            var_diff = jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)
+            sd_diff = jnp.sqrt(var_diff) * interval_scale(post, target)
+            better = better & (mu2[0] - mu2[1] > SAFE_SD * sd_diff)
+        x = jnp.where(better, found.x, x)
     mu, var = posterior.target_moments(post, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     if calibrate:

@@ -77,7 +77,8 @@ class BOSettings:
             ``"target"`` (the best mean among x evaluated at the target itself; all x
             while none is), ``"lcb"`` (the evaluated x with the best mu_g - 2 sd_g) or
             ``"global_lcb"`` (the maximiser of mu_g - 2 sd_g over the box, evaluated x
-            included).
+            included) or ``"global_safe"`` (``"global"``'s maximiser where the model is
+            sure it beats ``"mean"``'s x, else that x).
         interval_calibration: ``"loo"`` (the default) widens the model's sd of g at the
             recommendation (the interval the benchmark loops record and
             :meth:`mumbo_jax.bo.asktell.AskTell.recommendation` reports) by the root mean
