@@ -544,7 +544,7 @@ def render_async_study(root, name=None):
              "time over this one's where both reached it:", "",
              "| workers | wall-clock of the run | deciding (driver) | first recommendation | to regret 1e-2 | speed-up to 1e-2 | "
              "to regret 1e-3 | " + " | ".join(f"regret at {t} s" for t in times)
-             + " | regret at the budget (seeds below 1 worker's) |",
+             + " | regret at the budget (seeds below 1 worker's, paired Wilcoxon p) |",
              "|---|---|---|---|---|---|---|" + "---|" * len(times) + "---|"]
     w0 = str(min(d["workers"]))
     base = {p["seed"]: p for p in d["summary"][w0]["per_seed"]}
@@ -567,9 +567,11 @@ def render_async_study(root, name=None):
         at = [np.median([p["regret_at"][t] for p in ps if p["regret_at"][t] is not None] or [np.nan]) for t in times]
         told = np.median([design_told(w, p["seed"]) for p in ps])
         if "regret_at_budget" in ps[0]:
-            below = sum(p["regret_at_budget"] < base[p["seed"]]["regret_at_budget"] for p in ps)
-            final = (f"{_num(float(np.median([p['regret_at_budget'] for p in ps])))}"
-                     + ("" if str(w) == w0 else f" ({below}/{len(ps)})"))
+            mine = [p["regret_at_budget"] for p in ps]
+            theirs = [base[p["seed"]]["regret_at_budget"] for p in ps]
+            below, _, p_val = _paired_p(mine, theirs)
+            final = (f"{_num(float(np.median(mine)))}"
+                     + ("" if str(w) == w0 else f" ({below}/{len(ps)}, p {p_val:.2g})"))
         else:
             final = _num(float(np.median([p["final_regret"] for p in ps])))
         lines.append(f"| {w} | {np.median([p['wall_s'] for p in ps]):.0f} s | "
