@@ -581,13 +581,49 @@ def render_async_study(root, name=None):
     return "\n".join(lines) + "\n"
 
 
+def render_gpu_issue10(root, rel=None):
+    """Issue 10's accelerator checks (``bash experiments/gpu_issue10.sh`` and
+    ``bench_acquisition.py --fit-batching both --fit-max-iter 200,50`` on a lent GPU;
+    ``rel``: the folder under docs/data/gpu)."""
+    base = f"docs/data/gpu/{rel or 'issue10_h100'}"
+    speed = _load(root, f"{base}/speed_gpu2.json")
+    fits = speed["fit_8_restarts_s_by_batching"]
+    sweeps = [json.loads(line) for line in (root / base / "bench_bo_gpu.jsonl").read_text().splitlines() if line.strip()]
+    cold, warm = sweeps[0], sweeps[-1]
+    dec = _load(root, f"{base}/decision_gpu.json")[-1]
+    rows = {r["n"]: r for r in dec["rows"]}
+    ms = lambda v: f"{1e3 * v:.0f} ms"
+    lines = [f"On one {speed['device']} (jax {speed['jax']}):", "",
+             "| what | time | target |", "|---|---|---|",
+             f"| one fit, 8 restarts, {speed['observations']} Hartmann-3 points, 50 L-BFGS iterations per start "
+             f"(`BOSettings.fit_max_iter`, what a BO step runs) | {ms(fits['vmap, max_iter 50'])} in lock-step "
+             f"({ms(fits['scan, max_iter 50'])} one after another) | <= 100 ms |",
+             f"| the same, 200 iterations per start (`fitting.fit_params`' default) | "
+             f"{ms(fits['vmap, max_iter 200'])} in lock-step ({ms(fits['scan, max_iter 200'])} one after another) "
+             "| <= 100 ms |",
+             f"| {cold['seeds']}-seed Hartmann-3 paper-budget sweep of MUMBO-10 (`python3 experiments/bench_bo.py "
+             f"regret --problem hartmann3 --budget {cold['budget']:g} --seeds {cold['seeds']} --max-evals "
+             f"{cold['max_evals']} --refit-every {cold['refit_every']} --batching vmap --min-buffer "
+             f"{cold['min_buffer']}`), today's defaults | {cold['wall_s']:.0f} s from an empty compilation cache, "
+             f"{warm['wall_s']:.0f} s from the filled one; median final regret "
+             f"{_num(cold['median_final_regret'])}, {min(cold['n_evals'])}-{max(cold['n_evals'])} evaluations "
+             "per seed | <= 60 s |",
+             f"| one decision (`python3 experiments/bench_decision.py --ns 40,300 --reps {dec['reps']}`) | "
+             f"n = 40: {rows[40]['ask_s']:.3f} s, n = 300: {rows[300]['ask_s']:.3f} s, ratio "
+             f"{rows[300]['ask_s'] / rows[40]['ask_s']:.1f}x | <= 3x |",
+             f"| MUMBO, N = 10 g*, 10,000 candidates x 3 fidelities / Gumbel g* on 30,000 points | "
+             f"{1e3 * speed['mumbo_s']:.1f} ms / {1e3 * speed['gstar_s']:.1f} ms | |"]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
              "ablation": render_ablation, "decision": render_decision,
              "seed_study10": render_seed_study10, "compare_workers": render_compare_workers,
              "profile_decision": render_profile_decision, "sweep10": render_sweep10,
-             "async_study": render_async_study, "batch_study": render_batch_study}
+             "async_study": render_async_study, "batch_study": render_batch_study,
+             "gpu_issue10": render_gpu_issue10}
 
 
 # --------------------------------------------------------------------------- driver

@@ -407,6 +407,7 @@ def loo_zscores(post: Posterior) -> jax.Array:
     eq. 5.12): alpha_i / sqrt([K^-1]_ii). O(n^2) from ``chol_inv``; a calibrated model
     has z-scores of unit mean square (tests/test_calibration.py against refitting
     without the row)."""
+    require_x64("calling posterior.loo_zscores")
     kinv_diag = jnp.sum(jnp.square(post.chol_inv), axis=0)  # diag(L^-T L^-1)
     safe = jnp.where(post.mask > 0, kinv_diag, 1.0)
     return jnp.where(post.mask > 0, post.alpha / jnp.sqrt(safe), 0.0)
