@@ -83,7 +83,7 @@ def test_starts_in_lock_step_give_the_starts_one_after_another():
     mask = jnp.ones(25)
     scaling = models.make_scaling(spec, y, mask)
     inits = fitting.restart_inits(spec, jax.random.PRNGKey(3), 3)
-    args = (spec, scaling, x, z, y, mask, inits, 30, 1e-5)
+    args = (spec, scaling, x, z, y, mask, inits, 8, 1e-5)
     best_s, loss_s, losses_s = fitting.fit_from(*args, batching="scan")
     best_v, loss_v, losses_v = fitting.fit_from(*args, batching="vmap")
     assert len(set(np.round(np.asarray(losses_s), 6))) == 3  # three distinct starts
