@@ -268,7 +268,7 @@ class AskTell:
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (len(self.x), post, buffers)
         x, mu, sd = kernel.recommend(self.task, post, buffers.x, self.settings.incumbent_rule,
-                                     self.settings.interval_calibration == "loo")
+                                     self.settings.calibrated_interval)
         return np.asarray(x), float(mu), float(sd)
 
     @property

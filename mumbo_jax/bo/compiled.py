@@ -146,7 +146,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
         init=lambda key, mb: _init(task, bench, key, mb),
         fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
         score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule,
-                                     settings.interval_calibration == "loo"),
+                                     settings.calibrated_interval),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, s: kernel.maximise_stage(settings, task, post, g, k, None, s.n_design),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
@@ -218,7 +218,7 @@ def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
         init=lambda keys, mb: _init_all(task, bench, keys, mb),
         fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
         score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule,
-                                         settings.interval_calibration == "loo"),
+                                         settings.calibrated_interval),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
         maximise=(lambda post, g, k, s: _maximise_all(settings, task, post, g, k, s.n_design)) if settings.batch_size == 1
         else (lambda post, g, k, s: _batch_all(settings, task, post, g, k, s)),

@@ -3,7 +3,7 @@
 The BO layer's incumbent: both loops record it after every fit, and the
 target-protecting rule (:func:`mumbo_jax.bo.strategies.protect_target`) checks it.
 
-Rules (``BOSettings.incumbent_rule``; issue 13, ``"mean"`` is the default):
+Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13):
 
 * ``"mean"``: the best posterior mean of g over the evaluated x (the paper's protocol;
   :func:`mumbo_jax.gp.posterior.incumbent`, also EI's and MT-EI's threshold eta);

@@ -146,6 +146,11 @@ class BOSettings:
     batch_polish: bool = False
     batch_rescaled_repulsion: bool = False
 
+    @property
+    def calibrated_interval(self) -> bool:
+        """Whether the recommendation's sd is widened (``interval_calibration = "loo"``)."""
+        return self.interval_calibration == "loo"
+
     def __post_init__(self):
         if self.strategy not in rules.RULES:
             raise ValueError(f"unknown strategy {self.strategy!r}; allowed: {rules.STRATEGIES}")

@@ -279,8 +279,6 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
     x, z, y, mask = models.check_data(spec, x, z, y, mask)
     if scaling is None:
         scaling = models.make_scaling(spec, y, mask)
-    if batching not in (None, "scan", "vmap"):
-        raise ValueError(f"batching must be 'scan', 'vmap' or None, got {batching!r}")
     return _fit(spec, scaling, x, z, y, mask, key, int(n_restarts), int(max_iter), tol, batching)
 
 
