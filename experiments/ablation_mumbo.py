@@ -25,8 +25,10 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
 * ``lcb``: recommend the evaluated x with the best lower bound mu_g - 2 sd_g.
 * ``faces``: a quarter of the maximiser's random candidates snapped onto the box's
   faces/edges/corners (``BOSettings.boundary_frac``).
-* ``nuts`` (research13 only, not ported to the package yet: ``BOSettings.hmc_samples``
-  does not exist here): hyper-parameters marginalised by BlackJAX NUTS.
+* ``nuts``: hyper-parameters marginalised by BlackJAX NUTS at every refit
+  (``BOSettings.hmc_samples = 8``: the MAP and 7 draws after 50 warm-up steps, trees of at
+  most 16 leapfrog steps); g*, MUMBO and the recommendation's moments averaged over the
+  8 posteriors. ``nuts4``: 4 samples (the MAP and 3 draws) after 30 warm-up steps.
 * ``local``: a quarter of the maximiser's random candidates drawn near the 4 best evaluated
   x (posterior mean of g) at scales 0.1 / 0.03 / 0.01 / 0.003 of the box
   (``BOSettings.local_frac``).
@@ -99,6 +101,8 @@ LEVERS = {
     "faces": ({"boundary_frac": 0.25}, None, {}),
     "local": ({"local_frac": 0.25}, None, {}),
     "exact": ({"gstar_method": "exact"}, None, {}),
+    "nuts": ({"hmc_samples": 8, "hmc_warmup": 50, "hmc_max_doublings": 4}, None, {}),
+    "nuts4": ({"hmc_samples": 4, "hmc_warmup": 30, "hmc_max_doublings": 4}, None, {}),
     # issue 11: synchronous batches of 4, refitted every batch (4 evaluations; base: every 5)
     "q4gibbon": ({"batch_size": 4, "batch_rule": "gibbon", "refit_every": 1}, None, {}),
     "q4kb": ({"batch_size": 4, "batch_rule": "believer", "refit_every": 1}, None, {}),

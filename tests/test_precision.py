@@ -16,7 +16,7 @@ import pytest
 from mumbo_jax.gp import precision
 
 MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "models", "fitting", "posterior", "costmodel",
-                                               "linalg")] + [
+                                               "linalg", "marginal")] + [
     "mumbo_jax.acquisition." + m for m in ("maxvalue", "acquisitions", "baselines")]
 
 # Public names that do not check, and why: the checker itself; tinygp kernels, the
@@ -38,6 +38,7 @@ EXEMPT = {
     "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior",
                                "Masked", "noise_index", "masked_gp", "standardise", "internal_target",
                                "check_target", "target_part", "evaluated_inputs", "CHUNK"},
+    "mumbo_jax.gp.marginal": {"is_stacked", "first", "stack", "mean_over_samples"},
     "mumbo_jax.gp.costmodel": {"PREDICTIONS", "CostModel", "continuous_cost_model", "discrete_cost_model",
                                "cost_model_for", "FittedCost"},
     "mumbo_jax.acquisition.maxvalue": {"GSTAR_METHODS", "FLOOR_NOISE_SD", "default_grid_size"},
@@ -51,7 +52,7 @@ EXEMPT = {
 SCRIPT = textwrap.dedent('''
     import json
     import jax, jax.numpy as jnp, numpy as np
-    from mumbo_jax.gp import costmodel, fitting, models, posterior, precision
+    from mumbo_jax.gp import costmodel, fitting, marginal, models, posterior, precision
     from mumbo_jax.acquisition import acquisitions as acq, baselines as bl, maxvalue as mv
 
     assert not jax.config.jax_enable_x64
@@ -82,6 +83,10 @@ SCRIPT = textwrap.dedent('''
         "mumbo_jax.gp.fitting.fit_from": lambda: fitting.fit_from(spec, scaling, x_, z_, y_, mask, inits, 5, 1e-5),
         "mumbo_jax.gp.fitting.fit_params": lambda: fitting.fit_params(spec, x, z, y, key),
         "mumbo_jax.gp.fitting.fit": lambda: fitting.fit(spec, x, z, y, key),
+        "mumbo_jax.gp.marginal.nuts_samples": lambda: marginal.nuts_samples(spec, scaling, x_, z_, y_, mask, params, key,
+                                                                            2, 2, 1),
+        "mumbo_jax.gp.marginal.target_moments": lambda: marginal.target_moments(post, xc, t),
+        "mumbo_jax.gp.marginal.target_joint": lambda: marginal.target_joint(post, xc, t),
         "mumbo_jax.gp.posterior.condition": lambda: posterior.condition(spec, params, x, z, y),
         "mumbo_jax.gp.posterior.joint_moments": lambda: posterior.joint_moments(post, xc, zc, t),
         "mumbo_jax.gp.posterior.joint_moments_fidelities": lambda: posterior.joint_moments_fidelities(post, xc, [0, 1], t),

@@ -173,6 +173,10 @@ class AskTell:
         k = len(self.x) + len(self._pending) - self.n_design
         buffers = self._buffers()
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
+        if self._pending and self.settings.hmc_samples:
+            raise ValueError(f"{len(self._pending)} evaluation(s) pending: asking again before they are told needs "
+                             "hmc_samples = 0 (pending points on marginalised hyper-parameters are not built); "
+                             "tell or cancel them first")
         full = bool(kernel.full_refit_at(self.settings, k)) or kernel.are_defaults(self.task, self.params)
         post, t_fit = timed(kernel.fit_stage, self.settings, self.task, buffers, self.params, k_fit,
                             bool(kernel.refit_at(self.settings, k)), full)

@@ -30,6 +30,9 @@ Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13
 :func:`incumbent` names a buffer row (for the row rules; ``"global"`` names the best
 evaluated row, its starting point); :func:`recommend` gives the recommended x itself
 with the model's mean and sd of g there.
+
+Every rule also takes a stacked posterior (hyper-parameter samples,
+:mod:`mumbo_jax.gp.marginal`): the means and variances of g are then the mixture's.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import marginal, posterior
 
 __all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
            "interval_scale", "recommend", "SAFE_SD"]
@@ -54,13 +57,15 @@ N_ANCHORS = 4  # the best evaluated x that local candidates surround (maximiser 
 
 
 def evaluated_inputs(post: posterior.Posterior):
-    """``[n, d]`` evaluated inputs in box units: :func:`mumbo_jax.gp.posterior.evaluated_inputs`."""
-    return posterior.evaluated_inputs(post)
+    """``[n, d]`` evaluated inputs in box units: :func:`mumbo_jax.gp.posterior.evaluated_inputs`
+    (of a stacked posterior's first sample: the data are the same in every sample)."""
+    return posterior.evaluated_inputs(marginal.first(post))
 
 
 def at_target(post: posterior.Posterior, target: posterior.Target):
     """``[n]`` bool: buffer rows observed at the target's (first) fidelity, padding
     excluded."""
+    post = marginal.first(post)
     zt = posterior.internal_target(post, target)[0]
     return (post.mask > 0) & (jnp.abs(post.z - zt) < 1e-9)
 
@@ -74,10 +79,10 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
         raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
     if rule == "global_lcb":
         rule = "lcb"
-    if rule in ("mean", "global", "global_safe"):
+    if rule in ("mean", "global", "global_safe") and not marginal.is_stacked(post):
         return posterior.incumbent(post, target)
-    mu, var = posterior.target_moments(post, evaluated_inputs(post), target)
-    valid = post.mask > 0
+    mu, var = marginal.target_moments(post, evaluated_inputs(post), target)
+    valid = marginal.first(post).mask > 0
     score = mu
     if rule == "target":
         on = at_target(post, target)
@@ -93,8 +98,8 @@ def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
     units; padding excluded; while fewer than k rows are observed the best repeats).
     The maximiser's anchors for its local candidates (``BOSettings.local_frac``)."""
     x = evaluated_inputs(post)
-    mu, _ = posterior.target_moments(post, x, target)
-    score = jnp.where(post.mask > 0, mu, -jnp.inf)
+    mu, _ = marginal.target_moments(post, x, target)
+    score = jnp.where(marginal.first(post).mask > 0, mu, -jnp.inf)
     top, idx = jax.lax.top_k(score, k)
     idx = jnp.where(jnp.isfinite(top), idx, idx[0])
     return x[idx]
@@ -102,7 +107,7 @@ def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
 
 def _score_of_g(post, target, width, x, z):
     """``mu_g - width sd_g`` at ``x [M, d]`` (``z`` ignored): the global rules' score."""
-    mu, var = posterior.target_moments(post, x, target)
+    mu, var = marginal.target_moments(post, x, target)
     return mu - width * jnp.sqrt(jnp.maximum(var, 1e-300))  # the floor keeps the gradient finite
 
 
@@ -115,7 +120,9 @@ def interval_scale(post: posterior.Posterior, target: posterior.Target) -> jax.A
     the recommendation inside the 95 % interval at a fifth of the steps on Hartmann-3);
     this measures that overconfidence where it matters, from data the run already has."""
     on = at_target(post, target)
-    z2 = jnp.where(on, jnp.square(posterior.loo_zscores(post)), 0.0)
+    z2 = jnp.square(jax.vmap(posterior.loo_zscores)(post)).mean(0) if marginal.is_stacked(post) else \
+        jnp.square(posterior.loo_zscores(post))  # a stacked posterior: the samples' mean square
+    z2 = jnp.where(on, z2, 0.0)
     ms = jnp.sum(z2) / jnp.maximum(jnp.sum(on), 1)
     return jnp.sqrt(jnp.maximum(ms, 1.0))
 
@@ -139,12 +146,12 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
                                   anchors=anchors, **GLOBAL_SEARCH)
         better = found.alpha > score(x[None], None)[0]  # never below the best row
         if rule == "global_safe":
-            mu2, cov2 = posterior.target_joint(post, jnp.stack([found.x, x]), target)
+            mu2, cov2 = marginal.target_joint(post, jnp.stack([found.x, x]), target)
             var_diff = jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)
             sd_diff = jnp.sqrt(var_diff) * interval_scale(post, target)
             better = better & (mu2[0] - mu2[1] > SAFE_SD * sd_diff)
         x = jnp.where(better, found.x, x)
-    mu, var = posterior.target_moments(post, x[None], target)
+    mu, var = marginal.target_moments(post, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     if calibrate:
         sd = sd * interval_scale(post, target)

@@ -39,7 +39,7 @@ from mumbo_jax.bo import optimize, rules, strategies
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import incumbent
 from mumbo_jax.bo.settings import BOSettings, Task
-from mumbo_jax.gp import fitting, models, posterior
+from mumbo_jax.gp import fitting, marginal, models, posterior
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
@@ -190,7 +190,12 @@ def are_defaults(task: Task, params: dict) -> bool:
     """Whether ``params`` (concrete) equal the model's default hyper-parameters: a fit
     from them alone is one cold start, so a refit from them is made full."""
     defaults = models.default_params(task.spec)
-    return all(np.array_equal(np.asarray(params[k]), np.asarray(v)) for k, v in defaults.items())
+
+    def start(a, v):  # sample 0 of stacked hyper-parameter samples (BOSettings.hmc_samples)
+        a = np.asarray(a)
+        return a[0] if a.ndim > np.ndim(v) else a
+
+    return all(np.array_equal(start(params[k], v), np.asarray(v)) for k, v in defaults.items())
 
 
 def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
@@ -205,12 +210,13 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
     only: every rule shares the program. With ``full_refit_every = 1`` (the default)
     every refit is full and the program holds no warm-only branch (half the L-BFGS code
     to compile)."""
+    hmc = (settings.hmc_samples, settings.hmc_warmup, settings.hmc_max_doublings) if settings.hmc_samples else None
     return _fit(settings.fit_restarts, settings.fit_max_iter, settings.fit_ftol, settings.full_refit_every > 1,
-                task, buffers, params, key, refit, full)
+                task, buffers, params, key, refit, full, hmc)
 
 
-@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol", "warm_branch"))
-def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, refit, full):
+@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol", "warm_branch", "hmc"))
+def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, refit, full, hmc=None):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
@@ -231,12 +237,29 @@ def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, re
         return jax.lax.cond(full, full_refit, warm_refit, params)
 
     params = jax.tree_util.tree_map(jnp.asarray, params)
+    if hmc is not None:
+        # hmc = (S, warm-up, depth). params: [S] samples (sample 0 the MAP) or one set (a
+        # MAP start). A refit refits the MAP from sample 0 and redraws the rest by NUTS;
+        # other steps condition on the previous samples. One vmap conditions all S.
+        n_samples, n_warmup, depth = hmc
+        if jnp.ndim(params["log_noise"]) == 1:
+            params = marginal.stack(params, n_samples)
+
+        def resample(ps):
+            best = refit_params(jax.tree_util.tree_map(lambda a: a[0], ps))
+            return marginal.nuts_samples(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, best,
+                                         jax.random.fold_in(key, 1), n_samples, n_warmup, depth)
+
+        samples = jax.lax.cond(refit, resample, lambda p: p, params)
+        return jax.vmap(lambda p: posterior.condition(spec, p, buffers.x, buffers.z, buffers.y, buffers.mask,
+                                                      scaling))(samples)
     best = jax.lax.cond(refit, refit_params, lambda p: p, params)
     return posterior.condition(spec, best, buffers.x, buffers.z, buffers.y, buffers.mask, scaling)
 
 
 def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key):
-    """``[n_gstar]`` samples of g* for rules that use them; zeros for the others.
+    """``[n_gstar]`` samples of g* for rules that use them; zeros for the others
+    (``[S, n_gstar]`` for a stacked posterior, one set per hyper-parameter sample).
     Compiled per sampler settings only."""
     n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
     return _gstar(rules.rule_for(settings).uses_gstar, settings.n_gstar, settings.gstar_method, n_grid, task, post,
@@ -245,8 +268,12 @@ def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key
 
 @functools.partial(jax.jit, static_argnames=("uses_gstar", "n_gstar", "method", "n_grid"))
 def _gstar(uses_gstar, n_gstar, method, n_grid, task, post, key):
+    stacked = marginal.is_stacked(post)
     if not uses_gstar:
-        return jnp.zeros(n_gstar)
+        return jnp.zeros((post.alpha.shape[0], n_gstar) if stacked else n_gstar)
+    if stacked:  # [S, N]: g* under each hyper-parameter sample
+        keys = jax.random.split(key, post.alpha.shape[0])
+        return jax.vmap(lambda k, p: maxvalue.sample_gstar(k, p, task.target, n_gstar, method, n_grid))(keys, post)
     return maxvalue.sample_gstar(key, post, task.target, n_gstar, method, n_grid)
 
 

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.incumbent import incumbent
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
     "Context", "Rule", "RULES", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
@@ -104,22 +104,38 @@ class Rule:
 # --------------------------------------------------------------------------- scores
 
 
-def mumbo_alpha(post, target, gstar, x, z):
-    """MUMBO's gain ``[M]`` at inputs ``x [M, d]`` and fidelities ``z [M]`` (table path)."""
+def _mumbo_table(post, target, gstar, x, z):
     m = posterior.joint_moments(post, x, z, target)
     return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
 
 
-def mumbo_alpha_simpson(post, target, gstar, x, z):
-    """MUMBO's gain ``[M]`` by direct vmapped Simpson quadrature (the reference path)."""
+def _mumbo_simpson(post, target, gstar, x, z):
     m = posterior.joint_moments(post, x, z, target)
     return acquisitions.mumbo_gain_simpson(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar, n_nodes=SIMPSON_NODES)
 
 
-def mes_alpha(post, target, gstar, x, z):
-    """MES gain ``[M]`` of observing g itself at ``x [M, d]`` (z is ignored)."""
+def _mes(post, target, gstar, x, z):
     mu, var = posterior.target_moments(post, x, target)
     return acquisitions.mes_gain(mu, var, gstar)
+
+
+def mumbo_alpha(post, target, gstar, x, z):
+    """MUMBO's gain ``[M]`` at inputs ``x [M, d]`` and fidelities ``z [M]`` (table path).
+    A stacked posterior (hyper-parameter samples, :mod:`mumbo_jax.gp.marginal`) with
+    ``gstar [S, N]``: the mean of the per-sample gains."""
+    return marginal.mean_over_samples(lambda p, g: _mumbo_table(p, target, g, x, z), post, gstar)
+
+
+def mumbo_alpha_simpson(post, target, gstar, x, z):
+    """MUMBO's gain ``[M]`` by direct vmapped Simpson quadrature (the reference path);
+    averaged over the samples of a stacked posterior."""
+    return marginal.mean_over_samples(lambda p, g: _mumbo_simpson(p, target, g, x, z), post, gstar)
+
+
+def mes_alpha(post, target, gstar, x, z):
+    """MES gain ``[M]`` of observing g itself at ``x [M, d]`` (z is ignored); averaged
+    over the samples of a stacked posterior."""
+    return marginal.mean_over_samples(lambda p, g: _mes(p, target, g, x, z), post, gstar)
 
 
 def random_alpha(key, x, z):
@@ -146,7 +162,7 @@ def _mumbo(ctx: Context):
     return jax.tree_util.Partial(path, ctx.post, ctx.task.target, ctx.gstar)
 
 
-def _mes(ctx: Context):
+def _mes_rule(ctx: Context):
     return jax.tree_util.Partial(mes_alpha, ctx.post, ctx.task.target, ctx.gstar)
 
 
@@ -265,7 +281,7 @@ def boca_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
 RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("mumbo", _mumbo, "all", uses_gstar=True, gain="table",
          summary="MUMBO's information gain about g* per unit cost, over X x Z"),
-    Rule("mes", _mes, "target", uses_gstar=True, single_target=True,
+    Rule("mes", _mes_rule, "target", uses_gstar=True, single_target=True,
          summary="max-value entropy search at the target fidelity"),
     Rule("random", _random, "target", single_target=True, summary="uniform x at the target fidelity"),
     Rule("ei", _ei, "target", single_target=True, summary="expected improvement of g at the target"),

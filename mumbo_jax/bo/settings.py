@@ -116,6 +116,15 @@ class BOSettings:
         batch_rescaled_repulsion: ``"gibbon"`` batches: divide a slot's repulsion
             (log-det) term by m^2, m the points already in the batch, as GIBBON's
             authors recommend for batches (Trieste's ``rescaled_repulsion``).
+        hmc_samples: 0 (the default): the hyper-parameters are a point estimate (MAP).
+            ``S >= 2``: at every refit, after the MAP fit, BlackJAX's NUTS draws S - 1
+            samples from their posterior (:func:`mumbo_jax.gp.marginal.nuts_samples`);
+            with the MAP as sample 0 the S posteriors are conditioned in one vmap, g* is
+            sampled under each, the acquisition is averaged over them and the
+            recommendation uses the mixture's moments (issue 13, lever 2). Rules that
+            sample g* only (``mumbo``, ``mes``), one evaluation per step.
+        hmc_warmup: NUTS window-adaptation steps per refit (step size and mass matrix).
+        hmc_max_doublings: NUTS tree depth: at most 2 ** depth leapfrog steps per draw.
     """
 
     strategy: str = "mumbo"
@@ -145,6 +154,9 @@ class BOSettings:
     batch_rule: str = "believer"
     batch_polish: bool = False
     batch_rescaled_repulsion: bool = False
+    hmc_samples: int = 0
+    hmc_warmup: int = 50
+    hmc_max_doublings: int = 4
 
     @property
     def calibrated_interval(self) -> bool:
@@ -188,6 +200,23 @@ class BOSettings:
         if self.batch_size > 1 and self.batch_rule.startswith("gibbon") and not rules.RULES[self.strategy].uses_gstar:
             raise ValueError(f"batch_rule 'gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
                              f"{self.strategy!r} does not: use batch_rule = 'believer'")
+        for name in ("hmc_samples", "hmc_warmup", "hmc_max_doublings"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
+        if self.hmc_samples:
+            if self.hmc_samples == 1:
+                raise ValueError("hmc_samples must be 0 (MAP hyper-parameters) or at least 2 (the MAP and NUTS "
+                                 "draws), got 1")
+            if not rules.RULES[self.strategy].uses_gstar:
+                raise ValueError(f"hmc_samples > 0 needs a rule that samples g* ({', '.join(rules.USES_GSTAR)}); "
+                                 f"strategy {self.strategy!r} does not")
+            if self.batch_size > 1:
+                raise ValueError("hmc_samples > 0 needs batch_size = 1 (batches on marginalised "
+                                 "hyper-parameters are not built)")
+            if self.hmc_warmup < 1 or self.hmc_max_doublings < 1:
+                raise ValueError(f"hmc_warmup and hmc_max_doublings must be >= 1 with hmc_samples > 0, got "
+                                 f"{self.hmc_warmup} and {self.hmc_max_doublings}")
         optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
         if self.strategy == "mtbo" and self.mtbo_representers > rules.MTBO_POOL:
             raise ValueError(f"mtbo_representers must be <= {rules.MTBO_POOL}, got {self.mtbo_representers}")

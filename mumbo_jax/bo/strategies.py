@@ -18,7 +18,7 @@ from mumbo_jax.bo.rules import (  # the names run/ and older code import from he
     CONTINUOUS_ONLY, DISCRETE_ONLY, MTBO_POOL, STRATEGIES, TARGET_ONLY, USES_GSTAR, Context, check_rule,
     check_rule_for_task, mumbo_alpha, target_space,
 )
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import marginal, posterior
 
 __all__ = ["propose", "protect_target", "N_ANCHORS", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY", "MTBO_POOL",
            "check_rule", "mumbo_alpha"]
@@ -87,6 +87,7 @@ def protect_target(task, post: posterior.Posterior, prop: optimize.Proposal, rul
     acquisition's choice)."""
     i, _ = incumbent(post, task.target, rule)
     x = evaluated_inputs(post)
+    post = marginal.first(post)  # the data: the same in every hyper-parameter sample
     zt = posterior.internal_target(post, task.target)[0]
     same_x = jnp.all(jnp.abs(post.x - post.x[i]) < 1e-9, axis=1)
     seen = jnp.any((post.mask > 0) & same_x & (jnp.abs(post.z - zt) < 1e-9))

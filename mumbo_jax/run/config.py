@@ -72,7 +72,7 @@ def _attribute_docs(cls) -> dict[str, str]:
 
 def _acquisition_fields() -> tuple:
     """``[acquisition]``: every :class:`BOSettings` field but ``strategy`` (a ``[run]``
-    key), typed from its annotation; numbers must be > 0 (``ucb_beta`` >= 0,
+    key), typed from its annotation; numbers must be > 0 (``ucb_beta``, ``hmc_samples`` >= 0,
     ``boundary_frac`` in [0, 1])."""
     docs = _attribute_docs(BOSettings)
     hints = typing.get_type_hints(BOSettings)
@@ -83,7 +83,8 @@ def _acquisition_fields() -> tuple:
         kind = next(t for t in (bool, int, float, str) if t is hints[f.name] or t in typing.get_args(hints[f.name]))
         extra: dict[str, Any] = {}
         if kind in (int, float):
-            extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac", "fit_ftol")}
+            extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac", "fit_ftol",
+                                                          "hmc_samples")}
         if f.name in ("boundary_frac", "local_frac", "fit_ftol"):
             extra["high"] = 1
             extra["high_open"] = f.name == "fit_ftol"
