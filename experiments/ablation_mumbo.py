@@ -20,6 +20,9 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
 * ``inc_gsafe`` / ``inc_gsafe1``: recommend the global maximiser only where its
   posterior mean beats the best evaluated x's by more than 2 (1) sd of the difference,
   widened by the leave-one-out scale (``incumbent_rule = "global_safe"``).
+* ``inc_guard``: recommend the global maximiser only where its lower bound mu_g - 2 sd_g
+  (sd widened by the leave-one-out scale) beats the posterior mean at the best x evaluated
+  AT THE TARGET; else that x (``incumbent_rule = "global_guard"``).
 * ``inc_glcb``: recommend the maximiser of mu_g - 2 sd_g over the box, evaluated x
   included (``incumbent_rule = "global_lcb"``).
 * ``lcb``: recommend the evaluated x with the best lower bound mu_g - 2 sd_g.
@@ -94,6 +97,7 @@ LEVERS = {
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),
     "inc_global": ({"incumbent_rule": "global"}, None, {}),
     "inc_glcb": ({"incumbent_rule": "global_lcb"}, None, {}),
+    "inc_guard": ({"incumbent_rule": "global_guard"}, None, {}),
     "inc_gsafe": ({"incumbent_rule": "global_safe"}, None, {}),
     "inc_gsafe1": ({"incumbent_rule": "global_safe"}, None, {}),  # with SAFE_SD = 1 (run_variant)
     "protect": ({"protect_target": True}, None, {}),

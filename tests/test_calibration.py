@@ -100,3 +100,26 @@ def test_global_safe_takes_the_maximiser_only_when_the_model_is_sure(seed, monke
         monkeypatch.setattr(incumbent, "SAFE_SD", margin)
         got, *_ = incumbent.recommend(post, target, bounds, "global_safe", rows)
         np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_global_guard_falls_back_to_a_measured_target_point(seed, monkeypatch):
+    """"global_guard" is "global"'s x where mu_g - SAFE_SD sd_g there (sd widened by
+    interval_scale) beats the mean at "target"'s x, an x evaluated AT the target; else
+    that x. With the margin at +inf it is "target"'s x, at -inf "global"'s."""
+    x, z, y = _data(n=20, seed=seed)
+    target = posterior.target_fidelity(0)
+    _, _, post = _posterior(x, z, y)
+    bounds = jnp.asarray([(0.0, 1.0)] * 2)
+    rows = posterior.evaluated_inputs(post)
+    xg, *_ = incumbent.recommend(post, target, bounds, "global", rows)
+    xt, mt, _ = incumbent.recommend(post, target, bounds, "target", rows)
+    assert any(np.allclose(np.asarray(xt), x[i]) for i in range(len(z)) if z[i] == 0)  # measured at the target
+    xs, *_ = incumbent.recommend(post, target, bounds, "global_guard", rows)
+    mu, var = posterior.target_moments(post, xg[None], target)
+    lower = float(mu[0]) - incumbent.SAFE_SD * np.sqrt(float(var[0])) * float(incumbent.interval_scale(post, target))
+    np.testing.assert_allclose(np.asarray(xs), np.asarray(xg if lower > float(mt) else xt), rtol=0, atol=1e-12)
+    for margin, ref in ((-np.inf, xg), (np.inf, xt)):
+        monkeypatch.setattr(incumbent, "SAFE_SD", margin)
+        got, *_ = incumbent.recommend(post, target, bounds, "global_guard", rows)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=0, atol=1e-12)

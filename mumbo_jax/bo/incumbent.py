@@ -26,6 +26,11 @@ Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13
   :data:`SAFE_SD` sd of that difference (joint posterior, the sd widened by
   :func:`interval_scale`); else the evaluated x. Meant to keep the global rule's gains
   late in a run without its early jumps to an extrapolated optimum.
+* ``"global_guard"``: ``"global"``'s maximiser only where its lower bound
+  ``mu_g - SAFE_SD sd_g`` (sd widened by :func:`interval_scale`) clears the posterior mean
+  at ``"target"``'s x, an x evaluated AT the target; else that x. The fallback is a
+  measured target value, never one extrapolated from cheap data, so without noise the
+  recommendation can rise only by a jump the model was sure of.
 
 :func:`incumbent` names a buffer row (for the row rules; ``"global"`` names the best
 evaluated row, its starting point); :func:`recommend` gives the recommended x itself
@@ -46,8 +51,8 @@ from mumbo_jax.gp import marginal, posterior
 __all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
            "interval_scale", "recommend", "SAFE_SD"]
 
-INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe")
-GLOBAL_RULES = ("global", "global_lcb", "global_safe")
+INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe", "global_guard")
+GLOBAL_RULES = ("global", "global_lcb", "global_safe", "global_guard")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
 SAFE_SD = 2.0  # "global_safe": the margin, in sd of the difference, the maximiser must clear
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
@@ -79,6 +84,8 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
         raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
     if rule == "global_lcb":
         rule = "lcb"
+    if rule == "global_guard":
+        rule = "target"
     if rule in ("mean", "global", "global_safe") and not marginal.is_stacked(post):
         return posterior.incumbent(post, target)
     mu, var = marginal.target_moments(post, evaluated_inputs(post), target)
@@ -150,6 +157,10 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
             var_diff = jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)
             sd_diff = jnp.sqrt(var_diff) * interval_scale(post, target)
             better = better & (mu2[0] - mu2[1] > SAFE_SD * sd_diff)
+        if rule == "global_guard":
+            mu_f, var_f = marginal.target_moments(post, found.x[None], target)
+            sd_f = jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * interval_scale(post, target)
+            better = better & (mu_f[0] - SAFE_SD * sd_f > score(x[None], None)[0])
         x = jnp.where(better, found.x, x)
     mu, var = marginal.target_moments(post, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))

@@ -78,7 +78,9 @@ class BOSettings:
             while none is), ``"lcb"`` (the evaluated x with the best mu_g - 2 sd_g) or
             ``"global_lcb"`` (the maximiser of mu_g - 2 sd_g over the box, evaluated x
             included) or ``"global_safe"`` (``"global"``'s maximiser where the model is
-            sure it beats ``"mean"``'s x, else that x).
+            sure it beats ``"mean"``'s x, else that x) or ``"global_guard"``
+            (``"global"``'s maximiser where its lower bound mu_g - 2 sd_g beats the mean at
+            ``"target"``'s x, else that x).
         interval_calibration: ``"loo"`` (the default) widens the model's sd of g at the
             recommendation (the interval the benchmark loops record and
             :meth:`mumbo_jax.bo.asktell.AskTell.recommendation` reports) by the root mean
