@@ -12,3 +12,46 @@ import os
 # it in-process would switch that cache on for the whole session (and share it with other
 # processes). Tests of the cache set their own folder in a subprocess.
 os.environ["MUMBO_JAX_CACHE"] = "off"
+
+
+# ---------------------------------------------------------------- xdist: longest files first
+# `--dist loadfile` (pyproject addopts) hands whole files to the workers in the order of
+# xdist's scheduler: by number of tests, so files of one or two long tests (the sharding
+# subprocess, the compile-cache subprocesses) came last, after the short files, and one
+# worker ran them while the other had nothing left. Here the files go out longest first
+# (seconds measured on 2 cores, tests/ at 60807c3; a file not listed weighs 3 s a test),
+# so the short files fill in at the end. Order only: every test runs, whole files per worker.
+import pytest
+
+FILE_SECONDS = {
+    "test_loop.py": 170, "test_hpo.py": 164, "test_strategies.py": 155, "test_optimize.py": 149,
+    "test_sharding.py": 149, "test_batch.py": 146, "test_gibbon.py": 130, "test_fit.py": 128,
+    "test_readme.py": 122, "test_costmodel.py": 121, "test_maxvalue.py": 113, "test_acquisitions.py": 109,
+    "test_fit_dense.py": 106, "test_baselines.py": 99, "test_linalg.py": 85, "test_problems.py": 79,
+    "test_tuning.py": 77, "test_compare.py": 74, "test_posterior.py": 72, "test_asktell.py": 69,
+    "test_fit_options.py": 54, "test_rules.py": 48, "test_compile_cache.py": 41, "test_tuning_async.py": 35,
+    "test_cli.py": 30, "test_precision.py": 26, "test_calibration.py": 20, "test_asktell_async.py": 17,
+    "test_cli_commands.py": 16, "test_bo_study.py": 3, "test_layers.py": 1, "test_journal.py": 1,
+    "test_config.py": 1, "test_results.py": 1, "test_schema.py": 1,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFirst(LoadFileScheduling):
+        def _assign_work_unit(self, node):
+            if not getattr(self, "_longest_first", False):
+                def seconds(item):
+                    scope, tests = item
+                    return FILE_SECONDS.get(scope.rpartition("/")[2], 3 * len(tests))
+                order = sorted(self.workqueue.items(), key=lambda item: -seconds(item))
+                self.workqueue.clear()
+                self.workqueue.update(order)
+                self._longest_first = True
+            super()._assign_work_unit(node)
+
+    return LongestFirst(config, log)
