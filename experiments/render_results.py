@@ -39,6 +39,8 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
 * ``async_study NAME``: ``docs/data/NAME`` (``experiments/async_study.py``).
 * ``batch_study REL``: ``experiments/results13/batch_REL`` and ``s10_REL``
   (``experiments/ablation_mumbo.py --tag batch``).
+* ``batch_study_defaults REL``: ``experiments/results13/batchd_REL`` (``--tag batchd
+  --base-defaults``) and the default's row of ``s10b_REL``.
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
 runs: it reads the data only).
@@ -476,10 +478,20 @@ def render_batch_study(root, rel):
     variant against sequential MUMBO (at the budget), and of every GIBBON variant against
     the believer (after 10 and 20 batches),
     Holm-adjusted over the table's tests."""
+    return _batch_study(root, rel, "batch", "s10", "mumbo")
+
+
+def render_batch_study_defaults(root, rel):
+    """:func:`render_batch_study` on today's defaults: ``batchd_REL`` (``--tag batchd
+    --base-defaults``) beside the default's sequential row of ``s10b_REL``."""
+    return _batch_study(root, rel, "batchd", "s10b", "mumbo+faces+local+inc_global+cal")
+
+
+def _batch_study(root, rel, tag, seq_tag, seq_variant):
     compare = _compare_module()
-    res = _load(root, f"experiments/results13/batch_{rel}")
+    res = _load(root, f"experiments/results13/{tag}_{rel}")
     seq_key = "MUMBO, sequential (q = 1)"
-    recs = {seq_key: (_load(root, f"experiments/results13/s10_{rel}")["variants"]["mumbo"], 1)}
+    recs = {seq_key: (_load(root, f"experiments/results13/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
     recs.update({BATCH_LABELS[v]: (res["variants"][v], 4) for v in BATCH_LABELS if v in res["variants"]})
     budget = float(res["budget"])
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < budget] + [budget]
@@ -623,6 +635,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "seed_study10": render_seed_study10, "compare_workers": render_compare_workers,
              "profile_decision": render_profile_decision, "sweep10": render_sweep10,
              "async_study": render_async_study, "batch_study": render_batch_study,
+             "batch_study_defaults": render_batch_study_defaults,
              "gpu_issue10": render_gpu_issue10}
 
 

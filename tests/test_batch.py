@@ -13,7 +13,7 @@ import pytest
 
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import batch, kernel, loop
+from mumbo_jax.bo import batch, kernel, loop, strategies
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax.run import config
 from tests.bo_helpers import FAST, drive, with_
@@ -64,7 +64,8 @@ def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     assert len(pairs) == 4  # four distinct evaluations
     # the joint polish never loses gain against the greedy batch it starts from
     first = kernel.maximise_stage(FAST, task, post, gstar, jax.random.PRNGKey(5), None, n_design)
-    x, zc = batch.candidate_pairs(FAST, task, jax.random.fold_in(jax.random.PRNGKey(5), 4), first.x)
+    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS)  # FAST.local_frac > 0
+    x, zc = batch.candidate_pairs(FAST, task, jax.random.fold_in(jax.random.PRNGKey(5), 4), first.x, local)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, zc.astype(int), 4,
                                  cost=task.space.cost(zc.astype(int)))
     np.testing.assert_array_equal(np.asarray(greedy.z), z)
@@ -102,3 +103,27 @@ def test_batch_settings_are_checked():
     with pytest.raises(config.ConfigError, match="batch_rule"):
         config.parse_config(json.loads('{"run": {"problem": "forrester", "budget": 10},'
                                        ' "acquisition": {"batch_rule": "fantasy"}}'))
+
+
+def test_gibbon_candidates_are_drawn_as_the_maximiser_draws_them():
+    """GIBBON's candidate set: the anchors first, then n_candidates x of which
+    boundary_frac lie on the box's faces and local_frac near the best points, at every
+    fidelity; without them (fractions 0) only the anchors and uniform x."""
+    task = tasks.problem_task(problems.get_problem("hartmann3"))
+    key, first = jax.random.PRNGKey(2), np.full((1, 3), 0.5)
+    local = np.asarray([[0.2, 0.3, 0.4]])
+    s = with_(FAST, n_candidates=400, boundary_frac=0.25, local_frac=0.25)
+    x, z = batch.candidate_pairs(s, task, key, first, local)
+    x, z = np.asarray(x), np.asarray(z)
+    m = 401
+    assert x.shape == (3 * m, 3) and np.array_equal(z, np.repeat([0.0, 1.0, 2.0], m))
+    xs = x[:m]
+    np.testing.assert_array_equal(xs[0], first[0])
+    on_face = np.any((xs[1:] == 0.0) | (xs[1:] == 1.0), axis=1)
+    near = np.max(np.abs(xs[1:] - local[0]), axis=1) < 0.05
+    # the first quarter snapped (each coordinate with probability 1/2: 7 / 8 of them touch a face)
+    assert on_face[:100].mean() > 0.75 and not on_face[100:300].any()
+    assert near[300:].mean() > 0.5 and not near[:300].any()  # the last quarter around the anchor
+    x0, _ = batch.candidate_pairs(with_(FAST, n_candidates=400, boundary_frac=0.0, local_frac=0.0), task, key, first,
+                                  local)
+    assert not np.any((np.asarray(x0)[1:m] == 0.0) | (np.asarray(x0)[1:m] == 1.0))

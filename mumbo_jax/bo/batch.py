@@ -14,8 +14,10 @@ greedily from the same fitted posterior:
                 (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch`): slot k takes the
                 candidate maximising the batch's gain per unit cost given slots < k,
                 which enter through the joint covariance of the evaluations (no
-                fantasised values). Candidates: ``n_candidates`` uniform x and the
-                sequential rule's polished choice, each at every fidelity of the
+                fantasised values). Candidates: ``n_candidates`` random x drawn as
+                the sequential maximiser draws them (faces and near the best points
+                by ``boundary_frac`` / ``local_frac``) and the sequential rule's
+                polished choice, each at every fidelity of the
                 rule's space (a continuous fidelity at 5 evenly spaced values). With
                 ``batch_polish`` the greedy batch is then moved jointly by gradient
                 ascent of the dense batch gain (:func:`polish_batch`).
@@ -48,13 +50,23 @@ __all__ = ["batch_stage", "candidate_pairs", "polish_batch", "CONTINUOUS_FIDELIT
 CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
 
 
-def candidate_pairs(settings: BOSettings, task: Task, key, anchors):
+def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchors=None):
     """GIBBON's candidate set: ``(x [F M, d], z [F M])`` with M = n_candidates + A (the
-    uniform x from ``key`` and ``anchors [A, d]``, e.g. the sequential rule's choice) at
-    each of the F fidelities of the rule's space (traceable)."""
+    random x from ``key`` and ``anchors [A, d]``, e.g. the sequential rule's choice) at
+    each of the F fidelities of the rule's space (traceable).
+
+    The random x are drawn as the sequential maximiser draws its candidates: uniform,
+    ``settings.boundary_frac`` of them snapped onto the box's faces and, given
+    ``local_anchors [K, d]`` (the best evaluated x), ``settings.local_frac`` of them near
+    those; so GIBBON and the believer's slots search the same kind of set."""
     spec = task.spec
     b = jnp.asarray(spec.bounds)
+    lo, width = b[:, 0], b[:, 1] - b[:, 0]
     u = jax.random.uniform(key, (settings.n_candidates, spec.dim), dtype=b.dtype)
+    u = optimize.snap_to_faces(jax.random.fold_in(key, 1), u, settings.boundary_frac)
+    if local_anchors is not None and settings.local_frac > 0:
+        u = optimize.near_anchors(jax.random.fold_in(key, 2), u, (jnp.asarray(local_anchors, b.dtype) - lo) / width,
+                                  settings.local_frac)
     anchors = jnp.asarray(anchors, b.dtype).reshape(-1, spec.dim)
     xs = jnp.concatenate([anchors, b[:, 0] + (b[:, 1] - b[:, 0]) * u])
     if rules.rule_for(settings).space == "target":
@@ -73,7 +85,8 @@ def _as_fidelity(task: Task, z):
 def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     first = strategies.propose(settings, task, post, gstar, key, None, n_design)
     anchors = first.x[None] if anchors is None else anchors
-    x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors)
+    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS) if settings.local_frac > 0 else None
+    x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
     z_in = _as_fidelity(task, z)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
                                  rescaled_repulsion=settings.batch_rescaled_repulsion)
