@@ -466,7 +466,8 @@ def _per_step_regret(seed: dict, q: int, n_steps: int) -> np.ndarray:
 BATCH_LABELS = {"mumbo+q4gibbon": "GIBBON batches, q = 4", "mumbo+q4kb": "believer batches, q = 4",
                 "mumbo+q4gibbonkb": "GIBBON over the believer's slots, q = 4",
                 "mumbo+q4gibbonpol": "GIBBON jointly polished, q = 4",
-                "mumbo+q4gibbonresc": "GIBBON, rescaled repulsion, q = 4"}
+                "mumbo+q4gibbonresc": "GIBBON, rescaled repulsion, q = 4",
+                "mumbo+q4gibbonseq": "GIBBON after the sequential slot, q = 4"}
 
 
 def render_batch_study(root, rel):

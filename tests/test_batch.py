@@ -127,3 +127,23 @@ def test_gibbon_candidates_are_drawn_as_the_maximiser_draws_them():
     x0, _ = batch.candidate_pairs(with_(FAST, n_candidates=400, boundary_frac=0.0, local_frac=0.0), task, key, first,
                                   local)
     assert not np.any((np.asarray(x0)[1:m] == 0.0) | (np.asarray(x0)[1:m] == 1.0))
+
+
+def test_gibbon_seq_is_the_sequential_step_then_gibbon_given_it_pending(fitted):
+    """"gibbon_seq": slot 0 is the sequential decision; slots 1.. are GIBBON's greedy
+    batch over the same candidate set with slot 0 as a pending evaluation."""
+    task, post, buffers, n, n_design, gstar = fitted
+    key = jax.random.PRNGKey(7)
+    props = batch.batch_stage(with_(FAST, batch_size=3, batch_rule="gibbon_seq"), task, post, gstar, key, buffers, n,
+                              n_design)
+    first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
+    np.testing.assert_array_equal(props.x[0], first.x)
+    assert props.z[0] == first.z
+    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS)
+    x, zc = batch.candidate_pairs(FAST, task, jax.random.fold_in(key, 3), first.x[None], local)
+    ref = gibbon.gibbon_batch(post, task.target, gstar, x, zc.astype(int), 2, first.x[None],
+                              np.atleast_1d(np.asarray(first.z)).astype(int), cost=task.space.cost(zc.astype(int)))
+    np.testing.assert_allclose(np.asarray(props.x[1:]), np.asarray(ref.x), atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(props.z[1:]), np.asarray(ref.z))
+    # the pending slot 0 repels: slot 1 is not slot 0 again
+    assert not (np.allclose(props.x[1], props.x[0]) and props.z[1] == props.z[0])

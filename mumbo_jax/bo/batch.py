@@ -23,6 +23,9 @@ greedily from the same fitted posterior:
                 ascent of the dense batch gain (:func:`polish_batch`).
     "gibbon_kb" GIBBON as above, choosing among the believer's q slots and the
                 uniform candidates.
+    "gibbon_seq" slot 0 the sequential decision (as the believer's); slots 1..q-1
+                GIBBON's greedy batch given slot 0 as a pending evaluation, from the
+                same candidate set.
 
 On Currin and Hartmann-3 (10 seeds, q = 4; docs/RESULTS.md) the believer was level
 with sequential MUMBO against cost and every GIBBON form behind it, hence the default.
@@ -165,4 +168,26 @@ def _batch(settings, task, post, gstar, key, buffers, n, n_design):
     if settings.batch_rule == "gibbon_kb":  # GIBBON choosing among the believer's slots and uniform x
         slots = _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
         return _gibbon(settings, task, post, gstar, key, q, n_design, slots.x)
+    if settings.batch_rule == "gibbon_seq":
+        return _gibbon_seq(settings, task, post, gstar, key, q, n_design)
     return _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
+
+
+def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
+    """Slot 0: the sequential decision (the full maximiser, as the believer's slot 0);
+    slots 1..q-1: GIBBON's greedy batch given slot 0 as a pending evaluation (it enters
+    through the joint covariance, as pending points do in ask/tell)."""
+    first = strategies.propose(settings, task, post, gstar, key, None, n_design)
+    if q == 1:
+        return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], first)
+    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS) if settings.local_frac > 0 else None
+    x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), first.x[None], local)
+    z_in = _as_fidelity(task, z)
+    z0 = _as_fidelity(task, jnp.atleast_1d(jnp.asarray(first.z, float)))
+    rest = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q - 1, first.x[None], z0,
+                               cost=task.space.cost(z_in), rescaled_repulsion=settings.batch_rescaled_repulsion)
+    zd = jnp.asarray(first.z).dtype
+    return optimize.Proposal(jnp.concatenate([first.x[None], rest.x]),
+                             jnp.concatenate([jnp.atleast_1d(first.z), rest.z.astype(zd)]),
+                             jnp.concatenate([jnp.atleast_1d(first.score), rest.score]),
+                             jnp.concatenate([jnp.atleast_1d(first.alpha), rest.gain]))
