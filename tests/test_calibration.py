@@ -79,16 +79,19 @@ def test_a_bad_interval_calibration_is_an_error():
         BOSettings(interval_calibration="bootstrap")
 
 
+def _recommend_case(seed):
+    """A fitted-looking posterior on 20 points and what the recommendation rules take."""
+    x, z, y = _data(n=20, seed=seed)
+    _, _, post = _posterior(x, z, y)
+    return x, z, posterior.target_fidelity(0), post, jnp.asarray([(0.0, 1.0)] * 2), posterior.evaluated_inputs(post)
+
+
 @pytest.mark.parametrize("seed", [0, 3])
 def test_global_safe_takes_the_maximiser_only_when_the_model_is_sure(seed, monkeypatch):
     """"global_safe" is "global"'s x where mean(g(x_g) - g(x_e)) > SAFE_SD sd (joint
     posterior, sd widened by interval_scale), else "mean"'s evaluated x; with the margin
     at -inf / +inf it is exactly those rules."""
-    x, z, y = _data(n=20, seed=seed)
-    target = posterior.target_fidelity(0)
-    _, _, post = _posterior(x, z, y)
-    bounds = jnp.asarray([(0.0, 1.0)] * 2)
-    rows = posterior.evaluated_inputs(post)
+    x, z, target, post, bounds, rows = _recommend_case(seed)
     xg, *_ = incumbent.recommend(post, target, bounds, "global", rows)
     xe, *_ = incumbent.recommend(post, target, bounds, "mean", rows)
     xs, *_ = incumbent.recommend(post, target, bounds, "global_safe", rows)
@@ -107,11 +110,7 @@ def test_global_guard_falls_back_to_a_measured_target_point(seed, monkeypatch):
     """"global_guard" is "global"'s x where mu_g - SAFE_SD sd_g there (sd widened by
     interval_scale) beats the mean at "target"'s x, an x evaluated AT the target; else
     that x. With the margin at +inf it is "target"'s x, at -inf "global"'s."""
-    x, z, y = _data(n=20, seed=seed)
-    target = posterior.target_fidelity(0)
-    _, _, post = _posterior(x, z, y)
-    bounds = jnp.asarray([(0.0, 1.0)] * 2)
-    rows = posterior.evaluated_inputs(post)
+    x, z, target, post, bounds, rows = _recommend_case(seed)
     xg, *_ = incumbent.recommend(post, target, bounds, "global", rows)
     xt, mt, _ = incumbent.recommend(post, target, bounds, "target", rows)
     assert any(np.allclose(np.asarray(xt), x[i]) for i in range(len(z)) if z[i] == 0)  # measured at the target

@@ -12,19 +12,12 @@ from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import incumbent, loop, rules  # noqa: E402
 from mumbo_jax.gp import fitting, marginal, models, posterior  # noqa: E402
 from tests.bo_helpers import FAST, drive, with_  # noqa: E402
-
-
-def _data(n=20, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(size=(n, 2))
-    z = rng.integers(0, 2, n)
-    y = np.sin(5 * x[:, 0]) + x[:, 1] ** 2 - 0.4 * z * x[:, 0]
-    return x, z, y
+from tests.test_calibration import _data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def fitted():
-    x, z, y = _data()
+    x, z, y = _data(n=20)
     spec = models.icm_model([(0.0, 1.0)] * 2, 2)
     mask = np.ones(len(y))
     scaling = models.make_scaling(spec, jnp.asarray(y), jnp.asarray(mask))

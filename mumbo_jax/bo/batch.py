@@ -81,6 +81,11 @@ def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchor
     return jnp.tile(xs, (fids.shape[0], 1)), jnp.repeat(fids, xs.shape[0])
 
 
+def _local_anchors(settings: BOSettings, task: Task, post):
+    """The best evaluated x that GIBBON's local candidates surround (None without them)."""
+    return strategies.best_inputs(post, task.target, strategies.N_ANCHORS) if settings.local_frac > 0 else None
+
+
 def _as_fidelity(task: Task, z):
     return z.astype(jnp.int32) if task.spec.discrete else z
 
@@ -88,7 +93,7 @@ def _as_fidelity(task: Task, z):
 def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     first = strategies.propose(settings, task, post, gstar, key, None, n_design)
     anchors = first.x[None] if anchors is None else anchors
-    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS) if settings.local_frac > 0 else None
+    local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
     z_in = _as_fidelity(task, z)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
@@ -180,7 +185,7 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     first = strategies.propose(settings, task, post, gstar, key, None, n_design)
     if q == 1:
         return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], first)
-    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS) if settings.local_frac > 0 else None
+    local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), first.x[None], local)
     z_in = _as_fidelity(task, z)
     z0 = _as_fidelity(task, jnp.atleast_1d(jnp.asarray(first.z, float)))
