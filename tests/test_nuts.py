@@ -97,6 +97,12 @@ def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
     assert np.asarray(opt.params["log_ls"]).shape[0] == 3  # the samples are the next warm start
     x, mu, sd = opt.recommendation()
     assert np.all(np.isfinite(x)) and np.isfinite(mu) and np.isfinite(sd) and sd > 0
+    # a state saved with samples restores under MAP settings from the saved MAP
+    state = opt.state_dict()
+    back = loop.AskTell.from_state(opt.task, FAST, state)
+    np.testing.assert_array_equal(np.asarray(back.params["log_ls"]), np.asarray(opt.params["log_ls"])[0])
+    xb, _ = back.ask()
+    assert np.all(np.isfinite(xb))
     opt.ask()
     with pytest.raises(ValueError, match="pending.*hmc_samples = 0"):
         opt.ask()

@@ -358,7 +358,8 @@ class AskTell:
         """The optimiser of :meth:`state_dict` (pass the same ``design``, ``cost_model``
         and ``pending``). The state's pending points stay pending; states without the
         keys ``pending``/``design_done`` (older ones) count told points towards the
-        design in order."""
+        design in order. Hyper-parameter samples saved under another ``hmc_samples``
+        restart from their MAP (sample 0)."""
         opt = cls(task, settings, state["seed"], cost_model=cost_model, design=design, pending=pending)
         for p in state.get("pending", []):
             x, z = opt._checked_point(p["x"], p["z"])
@@ -369,5 +370,9 @@ class AskTell:
         if "design_done" in state:
             opt._design_done = {int(i) for i in state["design_done"]}
         opt._asked_told = [(tuple(map(float, x)), opt._fidelity(z)) for x, z in state.get("asked_told", [])]
-        opt.params = kernel.as_params({k: np.asarray(v) for k, v in state["params"].items()})
+        params = {k: np.asarray(v) for k, v in state["params"].items()}
+        n_samples = params["log_noise"].shape[0] if params["log_noise"].ndim > 1 else 0
+        if n_samples and n_samples != settings.hmc_samples:  # saved with another hmc_samples:
+            params = {k: v[0] for k, v in params.items()}  # warm-start from the saved MAP
+        opt.params = kernel.as_params(params)
         return opt
