@@ -38,7 +38,7 @@ EXEMPT = {
     "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior",
                                "Masked", "noise_index", "masked_gp", "standardise", "internal_target",
                                "check_target", "target_part", "evaluated_inputs", "CHUNK"},
-    "mumbo_jax.gp.marginal": {"is_stacked", "first", "stack", "mean_over_samples"},
+    "mumbo_jax.gp.marginal": {"is_stacked", "first", "stack", "n_samples", "map_params", "mean_over_samples"},
     "mumbo_jax.gp.costmodel": {"PREDICTIONS", "CostModel", "continuous_cost_model", "discrete_cost_model",
                                "cost_model_for", "FittedCost"},
     "mumbo_jax.acquisition.maxvalue": {"GSTAR_METHODS", "FLOOR_NOISE_SD", "default_grid_size"},

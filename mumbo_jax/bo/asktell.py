@@ -22,7 +22,7 @@ import numpy as np
 from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
-from mumbo_jax.gp import costmodel, models
+from mumbo_jax.gp import costmodel, marginal, models
 
 __all__ = ["AskTell", "BOX_TOL", "Pending"]
 
@@ -371,8 +371,7 @@ class AskTell:
             opt._design_done = {int(i) for i in state["design_done"]}
         opt._asked_told = [(tuple(map(float, x)), opt._fidelity(z)) for x, z in state.get("asked_told", [])]
         params = {k: np.asarray(v) for k, v in state["params"].items()}
-        n_samples = params["log_noise"].shape[0] if params["log_noise"].ndim > 1 else 0
-        if n_samples and n_samples != settings.hmc_samples:  # saved with another hmc_samples:
-            params = {k: v[0] for k, v in params.items()}  # warm-start from the saved MAP
+        if marginal.n_samples(params) not in (0, settings.hmc_samples):  # saved with another hmc_samples:
+            params = marginal.map_params(params)  # warm-start from the saved MAP
         opt.params = kernel.as_params(params)
         return opt

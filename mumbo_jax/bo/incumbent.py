@@ -127,9 +127,8 @@ def interval_scale(post: posterior.Posterior, target: posterior.Target) -> jax.A
     the recommendation inside the 95 % interval at a fifth of the steps on Hartmann-3);
     this measures that overconfidence where it matters, from data the run already has."""
     on = at_target(post, target)
-    z2 = jnp.square(jax.vmap(posterior.loo_zscores)(post)).mean(0) if marginal.is_stacked(post) else \
-        jnp.square(posterior.loo_zscores(post))  # a stacked posterior: the samples' mean square
-    z2 = jnp.where(on, z2, 0.0)
+    # a stacked posterior: the samples' mean square
+    z2 = jnp.where(on, marginal.mean_over_samples(lambda p: jnp.square(posterior.loo_zscores(p)), post), 0.0)
     ms = jnp.sum(z2) / jnp.maximum(jnp.sum(on), 1)
     return jnp.sqrt(jnp.maximum(ms, 1.0))
 
@@ -145,25 +144,28 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     the global search uses a fixed key, so both drivers recommend the same x."""
     i, _ = incumbent(post, target, rule)
     x = rows_x[i]
+    # the leave-one-out widening, O(n^2): once, and only where a rule or the interval uses it
+    scale = interval_scale(post, target) if calibrate or rule in ("global_safe", "global_guard") else 1.0
     if rule in GLOBAL_RULES:
         width = LCB_SD if rule == "global_lcb" else 0.0
         score = jax.tree_util.Partial(_score_of_g, post, target, width)
         anchors = best_inputs(post, target, N_ANCHORS)
         found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                                   anchors=anchors, **GLOBAL_SEARCH)
-        better = found.alpha > score(x[None], None)[0]  # never below the best row
+        score_x = score(x[None], None)[0]
+        better = found.alpha > score_x  # never below the best row
         if rule == "global_safe":
             mu2, cov2 = marginal.target_joint(post, jnp.stack([found.x, x]), target)
             var_diff = jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)
-            sd_diff = jnp.sqrt(var_diff) * interval_scale(post, target)
+            sd_diff = jnp.sqrt(var_diff) * scale
             better = better & (mu2[0] - mu2[1] > SAFE_SD * sd_diff)
         if rule == "global_guard":
             mu_f, var_f = marginal.target_moments(post, found.x[None], target)
-            sd_f = jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * interval_scale(post, target)
-            better = better & (mu_f[0] - SAFE_SD * sd_f > score(x[None], None)[0])
+            sd_f = jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * scale
+            better = better & (mu_f[0] - SAFE_SD * sd_f > score_x)
         x = jnp.where(better, found.x, x)
     mu, var = marginal.target_moments(post, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     if calibrate:
-        sd = sd * interval_scale(post, target)
+        sd = sd * scale
     return x, mu[0], sd

@@ -190,12 +190,8 @@ def are_defaults(task: Task, params: dict) -> bool:
     """Whether ``params`` (concrete) equal the model's default hyper-parameters: a fit
     from them alone is one cold start, so a refit from them is made full."""
     defaults = models.default_params(task.spec)
-
-    def start(a, v):  # sample 0 of stacked hyper-parameter samples (BOSettings.hmc_samples)
-        a = np.asarray(a)
-        return a[0] if a.ndim > np.ndim(v) else a
-
-    return all(np.array_equal(start(params[k], v), np.asarray(v)) for k, v in defaults.items())
+    start = marginal.map_params(params)  # sample 0 of stacked samples (BOSettings.hmc_samples)
+    return all(np.array_equal(np.asarray(start[k]), np.asarray(v)) for k, v in defaults.items())
 
 
 def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
@@ -242,11 +238,11 @@ def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, re
         # MAP start). A refit refits the MAP from sample 0 and redraws the rest by NUTS;
         # other steps condition on the previous samples. One vmap conditions all S.
         n_samples, n_warmup, depth = hmc
-        if jnp.ndim(params["log_noise"]) == 1:
+        if not marginal.n_samples(params):
             params = marginal.stack(params, n_samples)
 
         def resample(ps):
-            best = refit_params(jax.tree_util.tree_map(lambda a: a[0], ps))
+            best = refit_params(marginal.map_params(ps))
             return marginal.nuts_samples(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, best,
                                          jax.random.fold_in(key, 1), n_samples, n_warmup, depth)
 

@@ -31,7 +31,8 @@ from mumbo_jax.gp import fitting, posterior
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["nuts_samples", "is_stacked", "first", "stack", "target_moments", "target_joint", "mean_over_samples"]
+__all__ = ["nuts_samples", "is_stacked", "first", "stack", "n_samples", "map_params", "target_moments", "target_joint",
+           "mean_over_samples"]
 
 
 def nuts_samples(spec: ModelSpec, scaling: Scaling, x, z, y, mask, start: dict, key, n_samples: int,
@@ -89,6 +90,18 @@ def first(post: posterior.Posterior) -> posterior.Posterior:
 def stack(params: dict, n_samples: int) -> dict:
     """``params`` tiled to ``[n_samples, ...]`` (a MAP start before any draw)."""
     return jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (n_samples,) + jnp.shape(a)), params)
+
+
+def n_samples(params: dict) -> int:
+    """How many hyper-parameter samples ``params`` stacks (0 for one set). Read from
+    ``log_noise``, a vector ``[n_noise]`` in every model."""
+    noise = params["log_noise"]
+    return int(noise.shape[0]) if jnp.ndim(noise) > 1 else 0
+
+
+def map_params(params: dict) -> dict:
+    """Sample 0 (the MAP) of stacked hyper-parameters; ``params`` itself when one set."""
+    return jax.tree_util.tree_map(lambda a: a[0], params) if n_samples(params) else params
 
 
 def target_moments(post: posterior.Posterior, x, target: posterior.Target):
