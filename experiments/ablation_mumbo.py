@@ -141,7 +141,20 @@ def build(problem, variant: str, common: dict):
     return settings, task
 
 
-def run_variant(problem, variant, seeds, budget, max_evals, common):
+def partial_writer(path, variant):
+    """A ``run_compiled`` progress callback that saves each seed's curve so far to
+    ``path`` (called when the buffers grow): a run killed at a time limit keeps them."""
+    def write(h):
+        h = jax.tree_util.tree_map(np.asarray, h)
+        rows = [{"n_evals": int(n), "cost_spent": c[:int(n) + 1].tolist(), "regret": r[:int(n) + 1].tolist(),
+                 "z": z[:int(n)].tolist()} for n, c, r, z in zip(h.n_evals, h.cost_spent, h.regret, h.z)]
+        old = json.loads(path.read_text()) if path.is_file() else {}
+        old[variant] = rows
+        path.write_text(json.dumps(old))
+    return write
+
+
+def run_variant(problem, variant, seeds, budget, max_evals, common, partial=None):
     settings, task = build(problem, variant, common)
     # the global_safe rule's margin is a module constant read when its program is traced
     incumbent.SAFE_SD = 1.0 if "inc_gsafe1" in variant.split("+") else 2.0
@@ -149,7 +162,7 @@ def run_variant(problem, variant, seeds, budget, max_evals, common):
     clock = StepClock()
     t0 = time.perf_counter()
     h = tasks.run_problem(problem, budget, seeds, settings, task=task, max_evals=max_evals, clock=clock,
-                          **backend_batching())
+                          progress=partial and partial_writer(partial, variant), **backend_batching())
     h = jax.tree_util.tree_map(np.asarray, h)
     wall = time.perf_counter() - t0
     per_seed = []
@@ -217,6 +230,8 @@ def main():
     ap.add_argument("--checkpoints", default="25,50,100")
     ap.add_argument("--tag", default="screen")
     ap.add_argument("--base-defaults", action="store_true", help="variants start from today's BOSettings defaults")
+    ap.add_argument("--partial", action="store_true",
+                    help="save each seed's curve so far to TAG_..._partial.json whenever the buffers grow")
     ap.add_argument("--report", nargs="*", default=None, help="print tables of these results files and exit")
     args = ap.parse_args()
     if args.report is not None:
@@ -239,7 +254,8 @@ def main():
             "problem": name, "budget": args.budget, "seeds": seeds, "max_evals": args.max_evals,
             "refit_every": args.refit_every, "variants": {}}
         for v in variants:
-            rec = run_variant(problem, v, seeds, args.budget, args.max_evals, common)
+            partial = path.with_name(path.stem + "_partial.json") if args.partial else None
+            rec = run_variant(problem, v, seeds, args.budget, args.max_evals, common, partial)
             rec["summary"] = summarise(rec, checkpoints)
             results["variants"][v] = rec
             path.write_text(json.dumps(results))

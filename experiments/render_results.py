@@ -317,6 +317,8 @@ def render_ablation(root, rel):
     compare = _compare_module()
     res = _load(root, f"experiments/results13/{rel}")
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
+    if "table_checkpoints" in res:  # a file may name its own columns (a long run)
+        checkpoints = [float(c) for c in res["table_checkpoints"]]
     head = " | ".join(f"@{c:g}" for c in checkpoints)
     ref = next(iter(res["variants"]))  # the paired tests compare every variant with the first (base MUMBO)
     finals = {name: np.asarray([compare.regret_at_cost(s["cost_spent"], s["regret"], checkpoints[-1])
