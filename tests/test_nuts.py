@@ -118,3 +118,28 @@ def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
 def test_bad_hmc_settings_are_named(changes, message):
     with pytest.raises(ValueError, match=message):
         with_(FAST, **changes)
+
+
+def test_gstar_under_samples_shares_one_grid_out_over_the_samples(fitted):
+    # each hyper-parameter sample fits its own g* on 1/S of the default grid (so S
+    # samples cost one grid's worth of Gumbel bisection): the stage must equal S separate
+    # samplers with that grid and the same keys, and an explicit gstar_grid wins
+    from mumbo_jax.acquisition import maxvalue
+    from mumbo_jax.bo import kernel, optimize
+    from mumbo_jax.bo.settings import BOSettings
+
+    post, singles = _stacked(fitted, n=4)
+    spec = fitted[0]
+    task = loop.make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities([10.0, 1.0]))
+    settings = BOSettings(hmc_samples=4)
+    full = maxvalue.default_grid_size(spec.dim, "gumbel")
+    assert kernel.gstar_grid_size(settings, task) == full // 4
+    assert kernel.gstar_grid_size(BOSettings(), task) == full
+    assert kernel.gstar_grid_size(BOSettings(hmc_samples=4, gstar_grid=999), task) == 999
+    key = jax.random.PRNGKey(3)
+    got = np.asarray(kernel.gstar_stage(settings, task, post, key))
+    keys = jax.random.split(key, 4)
+    ref = np.stack([np.asarray(maxvalue.sample_gstar(k, p, task.target, settings.n_gstar, "gumbel", full // 4))
+                    for k, p in zip(keys, singles)])
+    assert got.shape == (4, settings.n_gstar)
+    np.testing.assert_allclose(got, ref, rtol=1e-9)

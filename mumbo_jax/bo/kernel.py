@@ -257,9 +257,20 @@ def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key
     """``[n_gstar]`` samples of g* for rules that use them; zeros for the others
     (``[S, n_gstar]`` for a stacked posterior, one set per hyper-parameter sample).
     Compiled per sampler settings only."""
-    n_grid = settings.gstar_grid or maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
-    return _gstar(rules.rule_for(settings).uses_gstar, settings.n_gstar, settings.gstar_method, n_grid, task, post,
-                  key)
+    return _gstar(rules.rule_for(settings).uses_gstar, settings.n_gstar, settings.gstar_method,
+                  gstar_grid_size(settings, task), task, post, key)
+
+
+def gstar_grid_size(settings: BOSettings, task: Task) -> int:
+    """Random grid points per posterior for g*: ``settings.gstar_grid``, else the
+    sampler's default (10,000 d for the Gumbel fit) shared out over the ``hmc_samples``
+    hyper-parameter samples, each fitting its own g* on its own share: the Gumbel fit's
+    bisection over the grid is most of a marginalised step, and S samples on one grid's
+    worth of points cost what the MAP costs."""
+    if settings.gstar_grid:
+        return settings.gstar_grid
+    n_grid = maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
+    return -(-n_grid // settings.hmc_samples) if settings.hmc_samples else n_grid
 
 
 @functools.partial(jax.jit, static_argnames=("uses_gstar", "n_gstar", "method", "n_grid"))

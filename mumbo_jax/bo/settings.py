@@ -39,7 +39,8 @@ class BOSettings:
             default. Only for rules with a gain path (``"mumbo"``).
         n_gstar: samples of g* per step.
         gstar_method: ``"gumbel"`` or ``"exact"``.
-        gstar_grid: random grid size for g* (None: the sampler's default, 10,000 d).
+        gstar_grid: random grid size for g* per posterior (None: the sampler's default,
+            10,000 d, shared out over the ``hmc_samples`` posteriors when there are several).
         n_candidates: random candidates scored per fidelity.
         n_starts: best candidates polished by projected Adam (at most n_candidates).
         n_polish_steps: Adam steps per start.
@@ -123,7 +124,7 @@ class BOSettings:
             ``S >= 2``: at every refit, after the MAP fit, BlackJAX's NUTS draws S - 1
             samples from their posterior (:func:`mumbo_jax.gp.marginal.nuts_samples`);
             with the MAP as sample 0 the S posteriors are conditioned in one vmap, g* is
-            sampled under each, the acquisition is averaged over them and the
+            sampled under each (each on 1/S of the default grid), the acquisition is averaged over them and the
             recommendation uses the mixture's moments (issue 13, lever 2). Rules that
             sample g* only (``mumbo``, ``mes``), one evaluation per step.
         hmc_warmup: NUTS window-adaptation steps per refit (step size and mass matrix).
