@@ -5,13 +5,14 @@
 
 Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = MUMBO-10
 as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
-``incumbent_rule = "mean"``, ``interval_calibration = "none"`` whatever the library's defaults; ``--base-defaults`` starts from today's defaults instead). Levers:
+``incumbent_rule = "mean"``, ``interval_calibration = "none"`` and the plain ICM (``target_floor = 0``) whatever the library's defaults; ``--base-defaults`` starts from today's defaults instead). Levers:
 
 * ``fit``: 4 L-BFGS restarts (previous, defaults, 2 random) x 200 iterations instead of 2 x 50.
 * ``floor``: ICM whose target-specific variance kappa_0 is floored at 5 % of the shared
   target variance (W W^T)_00 (``ModelSpec.target_floor``), so cheap fidelities cannot be
   fitted as perfectly correlated with the target (rho <= 0.976).
-* ``floor20``: the same with a 20 % floor (rho <= 0.91).
+* ``floor20`` / ``floor1``: the same with a 20 % / 1 % floor (rho <= 0.91 / 0.995);
+  ``nofloor``: the plain ICM (no floor; the library's default too).
 * ``disc``: ICM plus a target-only discrepancy GP with its own ARD lengthscales and
   variance (``icm_disc``), floored at 5 % of (W W^T)_00.
 * ``inc_target``: recommend the best posterior mean of g among x evaluated AT THE TARGET.
@@ -93,6 +94,8 @@ LEVERS = {
     "fit": ({"fit_restarts": 4, "fit_max_iter": 200}, None, {}),
     "floor": ({}, None, {"target_floor": 0.05}),
     "floor20": ({}, None, {"target_floor": 0.2}),
+    "floor1": ({}, None, {"target_floor": 0.01}),
+    "nofloor": ({}, None, {"target_floor": 0.0}),
     "disc": ({}, "icm_disc", {"target_floor": 0.05}),
     "inc_target": ({"incumbent_rule": "target"}, None, {}),
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),
@@ -127,7 +130,8 @@ def build(problem, variant: str, common: dict):
     unknown = [p for p in parts[1:] if p not in LEVERS]
     if unknown:
         raise ValueError(f"unknown levers {unknown}; allowed {sorted(LEVERS)}")
-    kw, model, spec_kw = dict(common), None, {}
+    kw, model = dict(common), None
+    spec_kw = dict(kw.pop("_spec", {}))
     for lev in levers:
         s, m, sp = LEVERS[lev]
         kw.update(s)
@@ -242,7 +246,8 @@ def main():
     # today's defaults instead)
     common = {"refit_every": args.refit_every}
     if not args.base_defaults:
-        common.update(boundary_frac=0.0, local_frac=0.0, incumbent_rule="mean", interval_calibration="none")
+        common.update(boundary_frac=0.0, local_frac=0.0, incumbent_rule="mean", interval_calibration="none",
+                      _spec={"target_floor": 0.0})
     variants = [("mumbo" if v == "base" else "mumbo+" + v) for v in args.levers.split(",") if v]
     variants += [b for b in args.baselines.split(",") if b]
     checkpoints = [float(c) for c in args.checkpoints.split(",")] + [args.budget]

@@ -20,18 +20,28 @@ from mumbo_jax.gp import models, posterior
 __all__ = ["ProblemBenchmark", "problem_task", "problem_benchmark", "run_problem"]
 
 
-def problem_task(problem: problems.Problem, model: str | None = None, rank: int = 2) -> Task:
+def problem_task(problem: problems.Problem, model: str | None = None, rank: int = 2,
+                 target_floor: float | None = None) -> Task:
     """The task of a benchmark problem: ICM (discrete) or product kernel (continuous)
     by default, the problem's noise learned, its known costs, its target fidelity.
     ``model``: ``"icm"``, ``"icm_disc"`` (ICM plus a target-only discrepancy, see
     :func:`mumbo_jax.gp.models.icm_disc_model`) or ``"ar1"`` for discrete fidelities,
-    ``"product"`` or ``"fabolas"`` for a continuous one."""
+    ``"product"`` or ``"fabolas"`` for a continuous one. ``target_floor``: the ICM kinds'
+    ``ModelSpec.target_floor`` (``None``: :data:`mumbo_jax.gp.models.DEFAULT_TARGET_FLOOR`,
+    the paper's plain ICM, for ``icm``; 5 % for ``icm_disc``); other models take none."""
+    if target_floor is not None and (not problem.is_discrete or (model or "icm") not in models.ICM_KINDS):
+        if target_floor != 0:
+            raise ValueError(f"target_floor applies to the ICM models {models.ICM_KINDS}, not {model or 'product'!r}")
+        target_floor = None
     if problem.is_discrete:
         model = model or "icm"
+        r = min(rank, problem.n_fidelities)
         if model == "icm":
-            spec = models.icm_model(problem.bounds, problem.n_fidelities, rank=min(rank, problem.n_fidelities))
+            floor = models.DEFAULT_TARGET_FLOOR if target_floor is None else target_floor
+            spec = models.icm_model(problem.bounds, problem.n_fidelities, rank=r, target_floor=floor)
         elif model == "icm_disc":
-            spec = models.icm_disc_model(problem.bounds, problem.n_fidelities, rank=min(rank, problem.n_fidelities))
+            spec = models.icm_disc_model(problem.bounds, problem.n_fidelities, rank=r,
+                                         **({} if target_floor is None else {"target_floor": target_floor}))
         elif model == "ar1":
             spec = models.ar1_model(problem.bounds, problem.n_fidelities)
         else:

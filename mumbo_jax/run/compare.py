@@ -366,7 +366,7 @@ def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None =
     from mumbo_jax.benchmarks import problems, tasks
 
     problem = problems.get_problem(cfg.problem)
-    task = tasks.problem_task(problem, cfg.model, cfg.rank)
+    task = tasks.problem_task(problem, cfg.model, cfg.rank, cfg.target_floor)
     settings = cfg.settings[label]
     seeds = cfg.seed_list if seeds is None else list(seeds)
     done = {}
@@ -505,7 +505,7 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     if unknown:
         raise ValueError(f"strategies {unknown} are not in the config; it has {list(cfg.strategies)}")
     problem = problems.get_problem(cfg.problem)
-    tasks.problem_task(problem, cfg.model, cfg.rank)  # checks the model before any work
+    tasks.problem_task(problem, cfg.model, cfg.rank, cfg.target_floor)  # checks the model before any work
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     say(f"mumbo-jax compare: {problem.name}, budget {cfg.budget:g} after the initial design, seeds 0..{cfg.seeds - 1}, "

@@ -111,6 +111,9 @@ _MODEL = Field("model", str, "GP model: icm, ar1 or icm_disc (ICM plus a target-
                "fidelities, product or fabolas for a continuous one; default icm / product.",
                choices=DISCRETE_MODELS + CONTINUOUS_MODELS)
 _RANK = Field("rank", int, "Rank of the ICM coregionalisation matrix.", default=2, low=1)
+_TARGET_FLOOR = Field("target_floor", float, "ICM models: the target's own variance is at least this share of "
+                      "the variance it shares with the other fidelities (e.g. 0.01 where a cheap fidelity may "
+                      "mislead); default 0 for icm (the paper's plain ICM), 0.05 for icm_disc.", low=0)
 _OUT = Field("out", str, "Output folder; default runs/<config file stem>.")
 
 RUN = Section("run", "One strategy on one benchmark over seeds 0 .. seeds-1.", (
@@ -118,7 +121,7 @@ RUN = Section("run", "One strategy on one benchmark over seeds 0 .. seeds-1.", (
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
           default="mumbo", choices=rules.STRATEGIES),
     Field("seeds", int, "Runs with seeds 0 .. seeds-1 (a seed fixes the initial design).", default=1, low=1),
-    _MAX_EVALS, _MODEL, _RANK, _OUT), required=True)
+    _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 
 RUN_SECTIONS = (RUN, ACQUISITION)
 
@@ -183,6 +186,11 @@ def _check_benchmark(values: dict, where: str, source, fail) -> problems.Problem
             kind = "discrete" if problem.is_discrete else "continuous"
             fail(f"{where} model: unknown model {model!r} for {problem.name!r} ({kind} fidelities); "
                  f"allowed: {', '.join(allowed)}")
+    floor = values.get("target_floor")
+    if floor:
+        kind = model or ("icm" if problem.is_discrete else "product")
+        if kind not in ("icm", "icm_disc"):
+            fail(f"{where} target_floor: applies to the ICM models (icm, icm_disc), not {kind!r}")
     if values["out"] is None:
         values["out"] = str(Path("runs") / (Path(source).stem if source else where.strip("[]")))
     return problem
@@ -196,7 +204,7 @@ class RunConfig:
     """A validated run configuration (:data:`RUN_SECTIONS`).
 
     Attributes:
-        problem, strategy, budget, seeds, max_evals, model, rank, out: the ``[run]``
+        problem, strategy, budget, seeds, max_evals, model, rank, target_floor, out: the ``[run]``
             keys (``out`` resolved to its default ``runs/<config stem>``; ``model``
             ``None`` means the problem's default model).
         acquisition: the ``[acquisition]`` keys that were given (read-only mapping).
@@ -210,6 +218,7 @@ class RunConfig:
     max_evals: int = 200
     model: str | None = None
     rank: int = 2
+    target_floor: float | None = None
     out: str = "runs/run"
     acquisition: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     source: str | None = None
@@ -286,7 +295,7 @@ COMPARE = Section("compare", "Several strategies on one benchmark over the same 
     Field("strategies", list, "Labels, run in order: presets (mumbo-jax list) or labels defined by "
           "[strategies.<label>] tables.", required=True, items=str, nonempty=True),
     Field("seeds", int, "Seeds 0 .. seeds-1.", default=20, low=1),
-    _MAX_EVALS, _MODEL, _RANK, _OUT), required=True)
+    _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 STRATEGY_TABLE = Section("strategies.<label>", "Defines or overrides a label: strategy (required unless the label "
                          "is a preset) plus any [acquisition] key. A label's settings are the defaults, then "
                          "[acquisition], then the preset, then its table.", (
@@ -299,7 +308,7 @@ class CompareConfig:
     """A validated comparison configuration (:data:`COMPARE_SECTIONS`).
 
     Attributes:
-        problem, budget, seeds, max_evals, model, rank, out: the ``[compare]`` keys.
+        problem, budget, seeds, max_evals, model, rank, target_floor, out: the ``[compare]`` keys.
         strategies: the labels, in order.
         settings: label -> :class:`BOSettings`.
         source: the file it was read from.
@@ -313,6 +322,7 @@ class CompareConfig:
     max_evals: int = 200
     model: str | None = None
     rank: int = 2
+    target_floor: float | None = None
     out: str = "runs/compare"
     source: str | None = None
     data: Mapping = dataclasses.field(default_factory=dict, repr=False)
@@ -374,7 +384,8 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
         _, settings[label] = check_acquisition({**shared, **preset, **table}, strategy, fail, where)
     return CompareConfig(problem=values["problem"], budget=values["budget"], strategies=tuple(labels),
                          settings=types.MappingProxyType(settings), seeds=values["seeds"],
-                         max_evals=values["max_evals"], model=values["model"], rank=values["rank"], out=values["out"],
+                         max_evals=values["max_evals"], model=values["model"], rank=values["rank"],
+                         target_floor=values["target_floor"], out=values["out"],
                          source=source, data=data)
 
 

@@ -235,7 +235,7 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
-    task = tasks.problem_task(problem, cfg.model, cfg.rank)
+    task = tasks.problem_task(problem, cfg.model, cfg.rank, cfg.target_floor)
     batching = loop.backend_batching() if batching is None else {**loop.backend_batching(), "batching": batching}
     if jax.process_index() != 0:  # a multi-process run: process 0 reports and writes
         stream = io.StringIO()

@@ -64,6 +64,10 @@ FIDELITY = Section("fidelity", "The fidelities: discrete (index 0 is the target)
     Field("model", str, "icm (default) or ar1 for discrete; product (default) or fabolas for continuous.",
           choices=DISCRETE_MODELS + CONTINUOUS_MODELS),
     Field("rank", int, "Discrete: rank of the ICM coregionalisation matrix.", default=2, low=1),
+    Field("target_floor", float, "Discrete ICM models: the target's own variance is at least this share of the "
+          "variance it shares with the cheaper fidelities (e.g. 0.01 where a cheap fidelity may mislead); default 0 "
+          "for icm (plain ICM), 0.05 for icm_disc.",
+          low=0),
     Field("learn_cost", bool, "Cost = what the objective reports, else its measured seconds; decide by a GP on log "
           "cost instead of the configured costs.", default=False),
 ), required=True)
@@ -151,6 +155,7 @@ class TuneConfig:
     cost_power: float = 1.0
     model: str = "icm"
     rank: int = 2
+    target_floor: float | None = None
     learn_cost: bool = False
     budget_cost: float | None = None
     budget_wall_clock_s: float | None = None
@@ -226,6 +231,8 @@ class TuneConfig:
         fid: dict[str, Any] = {"kind": self.fidelity_kind, "model": self.model, "learn_cost": self.learn_cost}
         if self.discrete:
             fid.update(costs=list(self.costs), rank=self.rank)
+            if self.target_floor is not None:
+                fid["target_floor"] = self.target_floor
             if self.values is not None:
                 fid["values"] = list(self.values)
         else:
@@ -384,6 +391,11 @@ def _fidelity_fields(table: Mapping, fail) -> dict:
         what = "discrete fidelities" if kind == "discrete" else "a continuous fidelity"
         fail(f"[fidelity] model: unknown model {model!r} for {what}; allowed: {', '.join(allowed)}")
     fields["model"] = model
+    floor = fid.get("target_floor")
+    if floor is not None:
+        if floor and model not in ("icm", "icm_disc"):
+            fail(f"[fidelity] target_floor: applies to the ICM models (icm, icm_disc), not {model!r}")
+        fields["target_floor"] = floor if model in ("icm", "icm_disc") else None
     return fields
 
 
@@ -404,7 +416,10 @@ def make_tune_task(cfg: TuneConfig):
             spec = models.ar1_model(bounds, n)
         else:  # icm or icm_disc
             make = models.icm_disc_model if cfg.model == "icm_disc" else models.icm_model
-            spec = make(bounds, n, rank=min(cfg.rank, n))
+            floor = cfg.target_floor
+            if floor is None:
+                floor = models.DEFAULT_TARGET_FLOOR if cfg.model == "icm" else 0.05
+            spec = make(bounds, n, rank=min(cfg.rank, n), target_floor=floor)
         return loop.make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
     make = models.product_model if cfg.model == "product" else models.fabolas_model
     spec = make(bounds, cfg.fidelity_bounds)
