@@ -21,21 +21,23 @@ from tests.bo_helpers import FAST, drive, with_
 
 @pytest.fixture(scope="module")
 def fitted():
-    """A Forrester optimiser after its design and 3 BO steps: (task, post, buffers, n, n_design, gstar)."""
+    """A Forrester optimiser after its design and 3 BO steps: (task, post, buffers, n, n_design, gstar).
+    ``n_design`` is an int32 count as the drivers pass it (:func:`kernel.as_count`), so the
+    maximiser calls below run the programs ask/tell compiled here, not new ones."""
     prob = problems.get_problem("forrester")
     opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=4)
     drive(opt, prob, 3)
     opt.ask()
     _, post, buffers = opt.last_fit
     gstar = kernel.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
-    return opt.task, post, buffers, len(opt.x), opt.n_design, gstar
+    return opt.task, post, buffers, len(opt.x), kernel.as_count(opt.n_design), gstar
 
 
 def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fitted):
     task, post, buffers, n, n_design, gstar = fitted
     key = jax.random.PRNGKey(3)
-    props = batch.batch_stage(with_(FAST, batch_size=3, batch_rule="believer"), task, post, gstar, key, buffers, n,
-                              n_design)
+    props = batch.batch_stage(with_(FAST, batch_size=3, batch_rule="believer"), task, post, gstar, key, buffers,
+                              kernel.as_count(n), n_design)
     assert props.x.shape == (3, 1) and props.z.shape == (3,)
     first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
     np.testing.assert_array_equal(props.x[0], first.x)  # slot 0: the sequential step exactly
@@ -52,8 +54,8 @@ def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fi
 
 def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     task, post, buffers, n, n_design, gstar = fitted
-    props = batch.batch_stage(with_(FAST, batch_size=4, batch_rule="gibbon", batch_polish=True), task, post, gstar, jax.random.PRNGKey(5),
-                              buffers, n, n_design)
+    props = batch.batch_stage(with_(FAST, batch_size=4, batch_rule="gibbon", batch_polish=True), task, post, gstar,
+                              jax.random.PRNGKey(5), buffers, kernel.as_count(n), n_design)
     z = np.asarray(props.z).astype(int)
     dense = gibbon.gibbon_batch_gain(post, props.x, z, task.target, gstar)
     np.testing.assert_allclose(float(np.sum(props.alpha)), float(dense), rtol=1e-6, atol=1e-9)
@@ -73,18 +75,20 @@ def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
 
 
 def test_compiled_loop_runs_batches():
-    """GIBBON batches of 3 (the believer's compiled loop runs in tests/test_compare.py)."""
+    """GIBBON batches of 4 with the joint polish: the settings of
+    test_gibbon_slot_gains_add_up_to_the_dense_batch_gain, so the loop runs the batch
+    program that test compiles (the believer's compiled loop runs in tests/test_compare.py)."""
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, batch_size=3, batch_rule="gibbon")
+    settings = with_(FAST, batch_size=4, batch_rule="gibbon", batch_polish=True)
     h = tasks.run_problem(prob, 12.0, [0], settings, max_evals=10)
     n = int(h.n_evals[0])
-    assert n % 3 == 0 and 0 < n <= 9  # whole batches, never beyond max_evals
+    assert n % 4 == 0 and 0 < n <= 8  # whole batches, never beyond max_evals
     spent = np.concatenate([[0.0], np.cumsum(h.cost[0, :n])])
     np.testing.assert_allclose(h.cost_spent[0, :n + 1], spent)
-    assert spent[n - 3] < 12.0  # a batch starts only while budget is left
+    assert spent[n - 4] < 12.0  # a batch starts only while budget is left
     np.testing.assert_allclose(h.cost[0, :n], np.asarray(prob.costs)[h.z[0, :n].astype(int)])
-    for e in range(0, n, 3):  # inside a batch the recommendation is the one made before it
-        for j in (1, 2):
+    for e in range(0, n, 4):  # inside a batch the recommendation is the one made before it
+        for j in (1, 2, 3):
             assert h.regret[0, e + j] == h.regret[0, e]
             np.testing.assert_array_equal(h.incumbent_x[0, e + j], h.incumbent_x[0, e])
     assert np.all(np.isfinite(h.regret[0, :n + 1]))
@@ -134,8 +138,8 @@ def test_gibbon_seq_is_the_sequential_step_then_gibbon_given_it_pending(fitted):
     batch over the same candidate set with slot 0 as a pending evaluation."""
     task, post, buffers, n, n_design, gstar = fitted
     key = jax.random.PRNGKey(7)
-    props = batch.batch_stage(with_(FAST, batch_size=3, batch_rule="gibbon_seq"), task, post, gstar, key, buffers, n,
-                              n_design)
+    props = batch.batch_stage(with_(FAST, batch_size=3, batch_rule="gibbon_seq"), task, post, gstar, key, buffers,
+                              kernel.as_count(n), n_design)
     first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
     np.testing.assert_array_equal(props.x[0], first.x)
     assert props.z[0] == first.z

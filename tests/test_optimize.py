@@ -29,6 +29,20 @@ def _fixed_posterior(name, n_per_fid, seed=0):
     return prob, task, post, gstar
 
 
+@pytest.fixture(scope="module")
+def fixed_posterior():
+    """``_fixed_posterior(name, 8)``, fitted once per problem for the module: the tests that
+    use a problem's posterior share its fit, its g* samples and their compiled programs."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = _fixed_posterior(name, 8)
+        return cache[name]
+
+    return get
+
+
 def _best_random(acq, space, bounds, n, key):
     lo, hi = bounds[:, 0], bounds[:, 1]
     kx, kz = jax.random.split(key)
@@ -42,8 +56,8 @@ def _best_random(acq, space, bounds, n, key):
 
 
 @pytest.mark.parametrize("name", ["hartmann3", "currin_continuous"])
-def test_maximiser_beats_100k_random_candidates(name):
-    prob, task, post, gstar = _fixed_posterior(name, 8)
+def test_maximiser_beats_100k_random_candidates(name, fixed_posterior):
+    prob, task, post, gstar = fixed_posterior(name)
     acq = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar)
     bounds = jnp.asarray(prob.bounds)
     prop = optimize.maximise(jax.random.PRNGKey(1), acq, bounds, task.space, n_candidates=2000, n_starts=8,
@@ -93,16 +107,21 @@ def test_maximiser_rejects_bad_input():
                           n_candidates=4, n_starts=8)
 
 
-def test_mumbo_is_differentiable_in_x_everywhere():
-    prob, task, post, gstar = _fixed_posterior("hartmann3", 6)
+def test_mumbo_is_differentiable_in_x_everywhere(fixed_posterior):
+    # the maximiser test's Hartmann-3 posterior (8 training x at each of the 3 fidelities;
+    # this test used its own with 6): the claim is about every x, training points included
+    prob, task, post, gstar = fixed_posterior("hartmann3")
     acq = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar)
-    x_train = post.scaling.x_lower + post.scaling.x_width * post.x[:6]
+    x_train = post.scaling.x_lower + post.scaling.x_width * post.x[:8]
     corners = jnp.asarray([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
     xs = jnp.concatenate([x_train, corners, problems.sample_inputs(prob, jax.random.PRNGKey(5), 20)])
-    for f in range(3):
-        g = jax.vmap(jax.grad(lambda x: acq(x[None], jnp.asarray([f]))[0]))(xs)
-        v = acq(xs, jnp.full(xs.shape[0], f))
-        assert np.all(np.isfinite(g)) and np.all(np.isfinite(v)) and np.all(v >= 0)
+    # every x at every fidelity in one vmapped gradient (one program, not one per fidelity)
+    xf = jnp.tile(xs, (3, 1))
+    zf = jnp.repeat(jnp.arange(3), xs.shape[0])
+    g = jax.vmap(jax.grad(lambda x, z: acq(x[None], z[None])[0]))(xf, zf)
+    v = acq(xf, zf)
+    assert g.shape == xf.shape and v.shape == zf.shape
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(v)) and np.all(v >= 0)
 
 
 def test_snap_to_faces_puts_a_fraction_on_the_boundary():
