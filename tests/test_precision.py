@@ -27,7 +27,7 @@ EXEMPT = {
     "mumbo_jax.gp.kernels": {"EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "icm_matrix",
                              "ar1_coefficients", "AR1", "ContinuousProduct", "fabolas_basis", "FabolasBasis",
                              "linear_basis", "BasisKernel", "ICMDiscrepancy"},
-    "mumbo_jax.gp.models": {"KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "icm_disc_model", "icm_kappa",
+    "mumbo_jax.gp.models": {"KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "icm_disc_model", "icm_kappa",
                             "discrepancy_variance", "ModelSpec", "check_bounds", "icm_model",
                             "ar1_model", "product_model", "fabolas_model", "basis_model", "basis_size", "basis_chol",
                             "default_params", "random_params", "build_kernel", "noise_variances",

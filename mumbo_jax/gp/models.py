@@ -42,7 +42,7 @@ import numpy as np
 from mumbo_jax.gp import kernels
 
 __all__ = [
-    "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
+    "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
     "product_model", "fabolas_model", "icm_disc_model", "icm_kappa", "discrepancy_variance", "basis_model", "basis_size", "basis_chol", "default_params",
     "random_params", "build_kernel", "noise_variances", "signal_variances", "log_prior", "Scaling",
     "make_scaling", "scale_inputs", "check_inputs", "check_data",
