@@ -13,6 +13,9 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
   fitted as perfectly correlated with the target (rho <= 0.976).
 * ``floor20`` / ``floor1``: the same with a 20 % / 1 % floor (rho <= 0.91 / 0.995);
   ``nofloor``: the plain ICM (no floor; the library's default too).
+* ``floorcv`` / ``floorcv5``: every refit fits both the plain ICM and the ICM with a 1 % /
+  5 % floor and keeps the one whose leave-one-out log density of the target's own
+  observations is higher (``BOSettings.target_floor_cv``).
 * ``disc``: ICM plus a target-only discrepancy GP with its own ARD lengthscales and
   variance (``icm_disc``), floored at 5 % of (W W^T)_00.
 * ``inc_target``: recommend the best posterior mean of g among x evaluated AT THE TARGET.
@@ -96,6 +99,8 @@ LEVERS = {
     "floor20": ({}, None, {"target_floor": 0.2}),
     "floor1": ({}, None, {"target_floor": 0.01}),
     "nofloor": ({}, None, {"target_floor": 0.0}),
+    "floorcv": ({"target_floor_cv": 0.01}, None, {"target_floor": 0.0}),
+    "floorcv5": ({"target_floor_cv": 0.05}, None, {"target_floor": 0.0}),
     "disc": ({}, "icm_disc", {"target_floor": 0.05}),
     "inc_target": ({"incumbent_rule": "target"}, None, {}),
     "lcb": ({"incumbent_rule": "lcb"}, None, {}),

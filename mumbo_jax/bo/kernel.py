@@ -207,30 +207,56 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
     every refit is full and the program holds no warm-only branch (half the L-BFGS code
     to compile)."""
     hmc = (settings.hmc_samples, settings.hmc_warmup, settings.hmc_max_doublings) if settings.hmc_samples else None
+    floor_cv = float(settings.target_floor_cv)
+    if floor_cv:
+        if task.spec.kind not in models.ICM_KINDS:
+            raise ValueError(f"target_floor_cv applies to the ICM models {models.ICM_KINDS}, not {task.spec.kind!r}")
+        if task.spec.target_floor:
+            raise ValueError(f"target_floor_cv chooses between no floor and a floor of {floor_cv}; the task's "
+                             f"model already has target_floor = {task.spec.target_floor} (set one of them to 0)")
     return _fit(settings.fit_restarts, settings.fit_max_iter, settings.fit_ftol, settings.full_refit_every > 1,
-                task, buffers, params, key, refit, full, hmc)
+                task, buffers, params, key, refit, full, hmc, floor_cv)
 
 
-@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol", "warm_branch", "hmc"))
-def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, refit, full, hmc=None):
+@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol", "warm_branch", "hmc", "floor_cv"))
+def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, refit, full, hmc=None, floor_cv=0.0):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
-    def fit(inits):
-        best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
-                                      max_iter, 1e-5, ftol)
-        return best
+    def refit_under(fit_spec, params):
+        """The refit under ``fit_spec`` (the task's model, or it with a target floor),
+        returned in the task's floor-free parametrisation."""
+        def fit(inits):
+            best, _, _ = fitting.fit_from(fit_spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
+                                          max_iter, 1e-5, ftol)
+            return models.absorb_target_floor(fit_spec, best)
 
-    def full_refit(params):
-        return fit(fitting.restart_inits(spec, key, n_restarts, first=params))
+        def full_refit(params):
+            return fit(fitting.restart_inits(fit_spec, key, n_restarts, first=params))
 
-    def warm_refit(params):
-        return fit(jax.tree_util.tree_map(lambda a: a[None], params))
+        def warm_refit(params):
+            return fit(jax.tree_util.tree_map(lambda a: a[None], params))
 
-    def refit_params(params):
         if n_restarts == 1 or not warm_branch:
             return full_refit(params)
         return jax.lax.cond(full, full_refit, warm_refit, params)
+
+    def refit_params(params):
+        own = refit_under(spec, params)
+        if not floor_cv:
+            return own
+        # BOSettings.target_floor_cv: keep the fit that predicts the target's own
+        # observations better from the rest (leave-one-out), the floored one on a tie-break loss
+        floored = refit_under(dataclasses.replace(spec, target_floor=floor_cv), params)
+        on_target = buffers.mask * jnp.isin(buffers.z.astype(jnp.int32), jnp.asarray(task.target_z))
+
+        def score(p):
+            post = posterior.condition(spec, p, buffers.x, buffers.z, buffers.y, buffers.mask, scaling)
+            s = jnp.sum(on_target * posterior.loo_log_density(post))
+            return jnp.where(jnp.isfinite(s), s, -jnp.inf)
+
+        use_floor = score(floored) > score(own)
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(use_floor, b, a), own, floored)
 
     params = jax.tree_util.tree_map(jnp.asarray, params)
     if hmc is not None:

@@ -43,7 +43,7 @@ from mumbo_jax.gp import kernels
 
 __all__ = [
     "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
-    "product_model", "fabolas_model", "icm_disc_model", "icm_kappa", "discrepancy_variance", "basis_model", "basis_size", "basis_chol", "default_params",
+    "product_model", "fabolas_model", "icm_disc_model", "icm_kappa", "discrepancy_variance", "absorb_target_floor", "basis_model", "basis_size", "basis_chol", "default_params",
     "random_params", "build_kernel", "noise_variances", "signal_variances", "log_prior", "Scaling",
     "make_scaling", "scale_inputs", "check_inputs", "check_data",
 ]
@@ -286,6 +286,23 @@ def discrepancy_variance(spec: ModelSpec, params: dict) -> jax.Array:
     """Scalar variance of ``icm_disc``'s target-only discrepancy, floored at
     ``target_floor * (W W^T)_00``."""
     return jnp.exp(params["log_amp_d"]) + spec.target_floor * jnp.sum(params["W"][0] ** 2)
+
+
+def absorb_target_floor(spec: ModelSpec, params: dict) -> dict:
+    """Hyper-parameters of ``spec`` with ``target_floor = 0`` whose kernel equals that of
+    ``params`` under ``spec``'s floor: the floor's ``target_floor * (W W^T)_00`` moved into
+    kappa_0 (``icm``) or the discrepancy's variance (``icm_disc``). Lets fits under
+    different floors be compared and used by one floor-free program
+    (``BOSettings.target_floor_cv``). Traceable."""
+    if spec.kind not in ICM_KINDS or spec.target_floor == 0:
+        return params
+    extra = spec.target_floor * jnp.sum(params["W"][0] ** 2)
+    out = dict(params)
+    if spec.kind == "icm":
+        out["log_kappa"] = params["log_kappa"].at[0].set(jnp.logaddexp(params["log_kappa"][0], jnp.log(extra)))
+    else:
+        out["log_amp_d"] = jnp.logaddexp(params["log_amp_d"], jnp.log(extra))
+    return out
 
 
 def build_kernel(spec: ModelSpec, params: dict):

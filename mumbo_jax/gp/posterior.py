@@ -31,7 +31,7 @@ from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["loo_zscores", 
+__all__ = ["loo_zscores", "loo_log_density", 
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
     "masked_gp", "standardise", "condition", "internal_target", "check_target", "target_part", "joint_moments",
     "joint_moments_fidelities", "CHUNK", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
@@ -411,6 +411,19 @@ def loo_zscores(post: Posterior) -> jax.Array:
     kinv_diag = jnp.sum(jnp.square(post.chol_inv), axis=0)  # diag(L^-T L^-1)
     safe = jnp.where(post.mask > 0, kinv_diag, 1.0)
     return jnp.where(post.mask > 0, post.alpha / jnp.sqrt(safe), 0.0)
+
+
+def loo_log_density(post: Posterior) -> jax.Array:
+    """``[n]`` leave-one-out log predictive densities log p(y_i | y_-i) of the
+    observations in standardised units, 0 at padding (Rasmussen & Williams eq. 5.10-5.11:
+    mean y_i - alpha_i / [K^-1]_ii, variance 1 / [K^-1]_ii). Summed over some rows it
+    scores a model by how well it predicts them from the rest
+    (``BOSettings.target_floor_cv``; tests/test_floor_cv.py against dense conditioning)."""
+    require_x64("calling posterior.loo_log_density")
+    kinv_diag = jnp.sum(jnp.square(post.chol_inv), axis=0)  # diag(L^-T L^-1) > 0
+    safe = jnp.where(post.mask > 0, kinv_diag, 1.0)
+    lp = 0.5 * jnp.log(safe) - 0.5 * jnp.square(post.alpha) / safe - 0.5 * np.log(2 * np.pi)
+    return jnp.where(post.mask > 0, lp, 0.0)
 
 
 # --------------------------------------------------------------------------- the incumbent

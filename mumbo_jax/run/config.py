@@ -84,7 +84,7 @@ def _acquisition_fields() -> tuple:
         extra: dict[str, Any] = {}
         if kind in (int, float):
             extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac", "fit_ftol",
-                                                          "hmc_samples")}
+                                                          "hmc_samples", "target_floor_cv")}
         if f.name in ("boundary_frac", "local_frac", "fit_ftol"):
             extra["high"] = 1
             extra["high_open"] = f.name == "fit_ftol"
