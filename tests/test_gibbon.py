@@ -352,6 +352,31 @@ def test_q1_batch_is_the_gibbon_argmax():
     np.testing.assert_array_equal(b4.index, b4c.index)
 
 
+def test_mumbo_quality_batch_of_one_is_mumbo_and_slots_add_up():
+    """quality = "mumbo": a batch of one is MUMBO's choice (acquisitions.mumbo_gain on the
+    raw-unit moments, per unit cost); a batch's slot gains add up to its dense gain, which
+    is the GIBBON gain with each point's Q replaced by MUMBO's G (>= Q)."""
+    post, y = _icm_post()
+    x, z = _candidates(post.spec)
+    xp, zp = _candidates(post.spec, 2, seed=9)
+    gstar = _gstar(y)
+    mumbo = np.asarray(acquisitions.mumbo_gain(*posterior.joint_moments(post, x, z, TARGET), gstar))
+    cost = np.where(z == 0, 10.0, 1.0)
+    b1 = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 1, cost=cost, quality="mumbo")
+    assert int(b1.index[0]) == int(np.argmax(mumbo / cost))
+    assert float(b1.gain[0]) == pytest.approx(mumbo[int(b1.index[0])], rel=1e-8)
+    b = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 3, xp, zp, quality="mumbo")
+    dense = float(gibbon.gibbon_batch_gain(post, b.x, b.z, TARGET, gstar, xp, zp, quality="mumbo"))
+    assert float(np.sum(b.gain)) == pytest.approx(dense, rel=1e-8, abs=1e-12)
+    bound = float(gibbon.gibbon_batch_gain(post, b.x, b.z, TARGET, gstar, xp, zp))
+    g = np.asarray(acquisitions.mumbo_gain(*posterior.joint_moments(post, b.x, b.z, TARGET), gstar))
+    q = np.asarray(gibbon.gibbon_quality(*posterior.joint_moments(post, b.x, b.z, TARGET), gstar))
+    assert dense - bound == pytest.approx(float(np.sum(g - q)), rel=1e-6, abs=1e-10)
+    assert np.all(g >= q - 1e-9)
+    with pytest.raises(ValueError, match="quality must be one of"):
+        gibbon.gibbon_batch(post, TARGET, gstar, x, z, 1, quality="mes")
+
+
 def test_adding_an_uncorrelated_point_adds_its_quality():
     """Theory: the log-det increment is <= 0 (Fischer) and 0 for a point uncorrelated with
     the batch, so the gain cannot decrease by adding such a point (it adds Q >= 0)."""

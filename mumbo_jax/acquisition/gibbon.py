@@ -69,7 +69,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import erfcx, log_ndtr
 
-from mumbo_jax.acquisition import fantasy
+from mumbo_jax.acquisition import acquisitions, fantasy
 from mumbo_jax.acquisition.fantasy import Batch
 from mumbo_jax.gp import posterior
 from mumbo_jax.gp.posterior import Posterior, Target
@@ -82,6 +82,7 @@ __all__ = [
     "gibbon_batch_gain",
     "gibbon_batch",
     "Batch",
+    "QUALITIES",
 ]
 
 _SERIES_BELOW = -20.0  # v(gamma) from the asymptotic series below this
@@ -158,6 +159,25 @@ def _gibbon_quality(mu_g, var_g, var_y, cov, gstar):
     return jnp.mean(_quality(gamma, rho2[..., None]), axis=-1)
 
 
+QUALITIES = ("gibbon", "mumbo")  # a point's own term: GIBBON's bound Q or MUMBO's gain G
+
+
+def _point_quality(quality, mu_g, var_g, var_y, cov, gstar):
+    """Each point's own term, mean over g*: GIBBON's Q (the bound) or MUMBO's exact ESG
+    gain G >= Q (``quality = "mumbo"``: the batch rule is then sequential MUMBO at q = 1,
+    and the log-det term only adds the batch's repulsion)."""
+    if quality == "gibbon":
+        return _gibbon_quality(mu_g, var_g, var_y, cov, gstar)
+    gamma, rho2 = _gamma_rho2(mu_g, var_g, var_y, cov, gstar)
+    return jnp.mean(acquisitions.esg_gain(gamma, jnp.sqrt(rho2)[..., None]), axis=-1)
+
+
+def _check_quality(quality):
+    if quality not in QUALITIES:
+        raise ValueError(f"quality must be one of {QUALITIES}, got {quality!r}")
+    return quality
+
+
 def _check_moments(arrays):
     names = ("mu_g", "var_g", "mu_y", "var_y", "cov")
     try:
@@ -206,15 +226,15 @@ def log_det_correlation(cov):
     return jnp.where(jnp.isnan(half), -jnp.inf, half)
 
 
-@jax.jit
-def _batch_gain(post, x, z, target, gstar, xp, zp, repulsion_weight):
+@functools.partial(jax.jit, static_argnames=("quality",))
+def _batch_gain(post, x, z, target, gstar, xp, zp, repulsion_weight, quality="gibbon"):
     p = xp.shape[0]
     xa, za = jnp.concatenate([xp, x]), jnp.concatenate([zp.astype(float), z.astype(float)])
     cov = fantasy.observation_cov(post, xa, za)
     log_det = log_det_correlation(cov) - log_det_correlation(cov[:p, :p])
     mom = posterior.joint_moments(post, x, z, target)
-    quality = _gibbon_quality(mom.mu_g, mom.var_g, mom.var_y, mom.cov, gstar)
-    return repulsion_weight * log_det + jnp.sum(quality)
+    own = _point_quality(quality, mom.mu_g, mom.var_g, mom.var_y, mom.cov, gstar)
+    return repulsion_weight * log_det + jnp.sum(own)
 
 
 def _check_weight(repulsion_weight):
@@ -226,7 +246,7 @@ def _check_weight(repulsion_weight):
 
 
 def gibbon_batch_gain(post: Posterior, x, z, target: Target, gstar, x_pending=None, z_pending=None,
-                      *, repulsion_weight=1.0):
+                      *, repulsion_weight=1.0, quality="gibbon"):
     r"""GIBBON's gain alpha(B | P) of one batch given pending evaluations (eq. 2), nats.
 
     Dense: factorises the (P + q) x (P + q) joint covariance of the evaluations. vmap it
@@ -237,30 +257,32 @@ def gibbon_batch_gain(post: Posterior, x, z, target: Target, gstar, x_pending=No
         gstar: ``[N]`` max-value samples.
         x: ``[q, d]``, z: ``[q]`` the batch; x_pending ``[P, d]``, z_pending ``[P]``.
         repulsion_weight: factor on the log-det term (1: the bound).
+        quality: each point's own term, ``"gibbon"`` (Q, the bound) or ``"mumbo"``
+            (MUMBO's gain G, see :data:`QUALITIES`).
 
     Returns:
-        scalar: 1/2 w [log det C_{P u B} - log det C_P] + sum_i mean_{g*} Q_i.
+        scalar: 1/2 w [log det C_{P u B} - log det C_P] + sum_i mean_{g*} Q_i (or G_i).
     """
     x, z, xp, zp, _ = fantasy.check_batch_inputs(post, x, z, x_pending, z_pending)
     posterior.check_target(post.spec, target)
     gstar = fantasy.check_gstar(gstar)
-    return _batch_gain(post, x, z, target, gstar, xp, zp, _check_weight(repulsion_weight))
+    return _batch_gain(post, x, z, target, gstar, xp, zp, _check_weight(repulsion_weight), _check_quality(quality))
 
 
-@functools.partial(jax.jit, static_argnames=("q", "rescaled"))
-def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, rescaled=False):
+@functools.partial(jax.jit, static_argnames=("q", "rescaled", "quality"))
+def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, rescaled=False, quality="gibbon"):
     m, p = x.shape[0], xp.shape[0]
     xa = jnp.concatenate([x, xp.astype(x.dtype)])
     za = jnp.concatenate([z.astype(float), zp.astype(float)])
     fac = fantasy.candidate_factors(post, xa, za, target)
     gs = (gstar - post.scaling.y_mean) / post.scaling.y_scale  # standardised g*
-    quality = _gibbon_quality(fac.mu_g, fac.var_g, fac.var_y, fac.cov, gs)
+    own = _point_quality(quality, fac.mu_g, fac.var_g, fac.var_y, fac.cov, gs)
     log_var0 = jnp.log(fac.var_y)
 
     def increment(st: fantasy.Conditioned, k):  # eq. 2's term for every candidate at once
         # rescaled: the repulsion of a point joining m = P + k earlier ones weighs 1 / m^2
         w = repulsion_weight / jnp.maximum(p + k, 1) ** 2 if rescaled else repulsion_weight
-        return quality + w * 0.5 * (jnp.log(st.var_y) - log_var0)
+        return own + w * 0.5 * (jnp.log(st.var_y) - log_var0)
 
     state = fantasy.init_conditioning(fac, p + q, track_target=False)
     idx, gain, score, _ = fantasy.greedy_select(post, fac, state, increment, q, m, p, cost,
@@ -269,7 +291,7 @@ def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, 
 
 
 def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending=None, z_pending=None,
-                 *, cost=None, repulsion_weight=1.0, rescaled_repulsion=False) -> Batch:
+                 *, cost=None, repulsion_weight=1.0, rescaled_repulsion=False, quality="gibbon") -> Batch:
     r"""Greedy GIBBON batch of ``q`` pairs from a candidate set, given pending evaluations.
 
     Slot k takes the candidate maximising its increment of eq. (2) given the pending
@@ -289,6 +311,7 @@ def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending
             of pending and earlier-chosen points it joins (the down-weighting GIBBON's
             authors recommend for batches, as Trieste's ``rescaled_repulsion``); the
             returned ``gain`` is then the rescaled increment.
+        quality: each point's own term, ``"gibbon"`` (Q) or ``"mumbo"`` (MUMBO's gain).
 
     Returns:
         :class:`Batch`: ``index [q]``, ``x [q, d]``, ``z [q]``, ``gain [q]`` (each
@@ -298,4 +321,4 @@ def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending
     posterior.check_target(post.spec, target)
     gstar = fantasy.check_gstar(gstar)
     return _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, _check_weight(repulsion_weight), int(q),
-                         bool(rescaled_repulsion))
+                         bool(rescaled_repulsion), _check_quality(quality))

@@ -26,6 +26,12 @@ greedily from the same fitted posterior:
     "gibbon_seq" slot 0 the sequential decision (as the believer's); slots 1..q-1
                 GIBBON's greedy batch given slot 0 as a pending evaluation, from the
                 same candidate set.
+    "gibbon_mumbo" GIBBON's greedy batch with each point's own term MUMBO's gain
+                instead of GIBBON's Gaussian bound of it (``quality = "mumbo"``): the
+                bound undervalues high-correlation (target) points by the ESG's
+                negentropy, so GIBBON's batches lean to the cheap fidelities; with
+                MUMBO's term a batch of one is MUMBO's decision over the candidates,
+                and the log-det term only adds the batch's repulsion.
 
 On Currin and Hartmann-3 (10 seeds, q = 4; docs/RESULTS.md) the believer was level
 with sequential MUMBO against cost and every GIBBON form behind it, hence the default.
@@ -96,12 +102,13 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
     z_in = _as_fidelity(task, z)
+    quality = "mumbo" if settings.batch_rule == "gibbon_mumbo" else "gibbon"
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
-                                 rescaled_repulsion=settings.batch_rescaled_repulsion)
+                                 rescaled_repulsion=settings.batch_rescaled_repulsion, quality=quality)
     xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
     # each slot's share of the batch gain (the chain rule of eq. 2 over the prefixes)
     # and the prefix's gain per unit cost, as the greedy slots report them
-    prefix = jnp.stack([gibbon.gibbon_batch_gain(post, xb[:k], greedy.z[:k], task.target, gstar)
+    prefix = jnp.stack([gibbon.gibbon_batch_gain(post, xb[:k], greedy.z[:k], task.target, gstar, quality=quality)
                         for k in range(1, q + 1)])
     gain = jnp.diff(prefix, prepend=0.0)
     score = prefix / jnp.cumsum(task.space.cost(greedy.z))
@@ -168,7 +175,7 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _batch(settings, task, post, gstar, key, buffers, n, n_design):
     q = settings.batch_size
-    if settings.batch_rule == "gibbon":
+    if settings.batch_rule in ("gibbon", "gibbon_mumbo"):
         return _gibbon(settings, task, post, gstar, key, q, n_design)
     if settings.batch_rule == "gibbon_kb":  # GIBBON choosing among the believer's slots and uniform x
         slots = _believer(settings, task, post, gstar, key, q, buffers, n, n_design)

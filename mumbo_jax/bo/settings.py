@@ -21,7 +21,7 @@ from mumbo_jax.gp import models, posterior
 
 __all__ = ["BOSettings", "Task", "make_task", "BATCH_RULES"]
 
-BATCH_RULES = ("gibbon", "believer", "gibbon_kb", "gibbon_seq")  # how a synchronous batch is built (mumbo_jax.bo.batch)
+BATCH_RULES = ("gibbon", "believer", "gibbon_kb", "gibbon_seq", "gibbon_mumbo")  # how a synchronous batch is built (mumbo_jax.bo.batch)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +110,8 @@ class BOSettings:
             ``"gibbon"`` (GIBBON's batch bound, greedy over a candidate set; rules that
             sample g*), ``"gibbon_kb"`` (GIBBON choosing among the believer's slots and
             the uniform candidates) or ``"gibbon_seq"`` (the sequential decision, then
-            GIBBON's greedy slots given it as pending). The believer is the default because it was level
+            GIBBON's greedy slots given it as pending) or ``"gibbon_mumbo"`` (GIBBON's greedy
+            batch with MUMBO's gain as each point's own term). The believer is the default because it was level
             with sequential MUMBO and ahead of both GIBBON forms on Currin and Hartmann-3
             (docs/RESULTS.md, Synchronous batches).
         batch_polish: ``"gibbon"`` batches: also move the greedy batch jointly by
