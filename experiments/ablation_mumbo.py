@@ -48,7 +48,8 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
   repulsion term divided by m^2 (``batch_rescaled_repulsion``); ``q4gibbonseq``: the
   sequential decision first, then GIBBON's slots given it as pending (``"gibbon_seq"``);
   ``q4gibbonmumbo``: GIBBON's greedy batch with MUMBO's gain as each point's own term
-  (``"gibbon_mumbo"``).
+  (``"gibbon_mumbo"``); ``q4gibbonmc`` / ``q4gibbonmumbomc``: either with each slot
+  chosen by its own gain per unit of its own cost (``batch_marginal_cost``).
 * ``cal``: the recorded sd of g at the recommendation widened by the root mean square of
   the leave-one-out z-scores of the target's observations (``interval_calibration =
   "loo"``); decisions and regrets are those without it, only the coverage changes.
@@ -124,6 +125,10 @@ LEVERS = {
     "q4gibbonkb": ({"batch_size": 4, "batch_rule": "gibbon_kb", "refit_every": 1}, None, {}),
     "q4gibbonseq": ({"batch_size": 4, "batch_rule": "gibbon_seq", "refit_every": 1}, None, {}),
     "q4gibbonmumbo": ({"batch_size": 4, "batch_rule": "gibbon_mumbo", "refit_every": 1}, None, {}),
+    "q4gibbonmc": ({"batch_size": 4, "batch_rule": "gibbon", "batch_marginal_cost": True, "refit_every": 1},
+                   None, {}),
+    "q4gibbonmumbomc": ({"batch_size": 4, "batch_rule": "gibbon_mumbo", "batch_marginal_cost": True,
+                         "refit_every": 1}, None, {}),
     "q4gibbonresc": ({"batch_size": 4, "batch_rule": "gibbon", "batch_rescaled_repulsion": True, "refit_every": 1},
                      None, {}),
     "q4gibbonpol": ({"batch_size": 4, "batch_rule": "gibbon", "batch_polish": True, "refit_every": 1}, None, {}),

@@ -469,7 +469,10 @@ BATCH_LABELS = {"mumbo+q4gibbon": "GIBBON batches, q = 4", "mumbo+q4kb": "believ
                 "mumbo+q4gibbonkb": "GIBBON over the believer's slots, q = 4",
                 "mumbo+q4gibbonpol": "GIBBON jointly polished, q = 4",
                 "mumbo+q4gibbonresc": "GIBBON, rescaled repulsion, q = 4",
-                "mumbo+q4gibbonseq": "GIBBON after the sequential slot, q = 4"}
+                "mumbo+q4gibbonseq": "GIBBON after the sequential slot, q = 4",
+                "mumbo+q4gibbonmumbo": "GIBBON with MUMBO's gain per point, q = 4",
+                "mumbo+q4gibbonmc": "GIBBON, each slot per its own cost, q = 4",
+                "mumbo+q4gibbonmumbomc": "GIBBON with MUMBO's gain, each slot per its own cost, q = 4"}
 
 
 def render_batch_study(root, rel):

@@ -377,6 +377,30 @@ def test_mumbo_quality_batch_of_one_is_mumbo_and_slots_add_up():
         gibbon.gibbon_batch(post, TARGET, gstar, x, z, 1, quality="mes")
 
 
+def test_marginal_cost_slots_maximise_their_own_gain_per_own_cost():
+    """marginal_cost: slot k is the candidate with the largest (dense gain of the batch with
+    it) - (dense gain of the slots before), divided by its own cost (brute force); the
+    batch-ratio rule can choose differently."""
+    post, y = _icm_post()
+    x, z = _candidates(post.spec)
+    xp, zp = _candidates(post.spec, 2, seed=9)
+    gstar = _gstar(y)
+    cost = np.where(z == 0, 10.0, 1.0)
+    for quality in gibbon.QUALITIES:
+        b = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 3, xp, zp, cost=cost, quality=quality,
+                                marginal_cost=True)
+        for k in range(3):
+            before = float(gibbon.gibbon_batch_gain(post, b.x[:k], b.z[:k], TARGET, gstar, xp, zp,
+                                                    quality=quality)) if k else 0.0
+            gain = jax.vmap(lambda xc, zc: gibbon.gibbon_batch_gain(
+                post, jnp.concatenate([b.x[:k], xc[None]]), jnp.concatenate([b.z[:k], zc[None]]), TARGET, gstar,
+                xp, zp, quality=quality))(jnp.asarray(x), jnp.asarray(z))
+            ratio = (np.asarray(gain) - before) / cost
+            assert int(b.index[k]) == int(np.argmax(ratio))
+            assert float(b.gain[k]) == pytest.approx(float(np.asarray(gain)[int(b.index[k])]) - before, rel=1e-8,
+                                                     abs=1e-12)
+
+
 def test_adding_an_uncorrelated_point_adds_its_quality():
     """Theory: the log-det increment is <= 0 (Fischer) and 0 for a point uncorrelated with
     the batch, so the gain cannot decrease by adding such a point (it adds Q >= 0)."""

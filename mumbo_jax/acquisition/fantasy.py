@@ -191,7 +191,7 @@ def condition_on(post: Posterior, fac: CandidateFactors, state: Conditioned, slo
 
 def greedy_select(post: Posterior, fac: CandidateFactors, state: Conditioned,
                   increment: Callable[[Conditioned, jax.Array], jax.Array], q: int, n_select: int,
-                  n_pending: int, cost=None, track_target: bool = True):
+                  n_pending: int, cost=None, track_target: bool = True, marginal_cost: bool = False):
     """Condition on the pending points, then fill ``q`` slots greedily.
 
     The candidate set holds ``n_select`` selectable rows followed by ``n_pending``
@@ -199,7 +199,9 @@ def greedy_select(post: Posterior, fac: CandidateFactors, state: Conditioned,
     slot k (k = 0, 1, ...)
     (``[n_select + n_pending]``, vectorised: no loop over candidates). Slot k takes
     argmax increment, or with ``cost [n_select]`` argmax (G + increment) / (C + cost),
-    the batch's gain per unit cost (G, C: gain and cost of the slots already filled).
+    the batch's gain per unit cost (G, C: gain and cost of the slots already filled),
+    or with ``marginal_cost`` argmax increment / cost, the slot's own gain per unit of
+    its own cost (as each slot of the kriging believer is chosen).
 
     Returns:
         ``(index [q], gain [q], score [q], state)``.
@@ -214,7 +216,10 @@ def greedy_select(post: Posterior, fac: CandidateFactors, state: Conditioned,
     def slot(k, carry):
         st, idx, gains, scores, g_tot, c_tot = carry
         delta = increment(st, k)
-        score = delta if cost is None else (g_tot + delta) / (c_tot + cost)
+        if cost is None:
+            score = delta
+        else:
+            score = delta / cost if marginal_cost else (g_tot + delta) / (c_tot + cost)
         score = jnp.where(selectable & jnp.isfinite(score), score, -jnp.inf)
         j = jnp.argmax(score)
         st = condition_on(post, fac, st, n_pending + k, j, track_target)

@@ -269,8 +269,9 @@ def gibbon_batch_gain(post: Posterior, x, z, target: Target, gstar, x_pending=No
     return _batch_gain(post, x, z, target, gstar, xp, zp, _check_weight(repulsion_weight), _check_quality(quality))
 
 
-@functools.partial(jax.jit, static_argnames=("q", "rescaled", "quality"))
-def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, rescaled=False, quality="gibbon"):
+@functools.partial(jax.jit, static_argnames=("q", "rescaled", "quality", "marginal_cost"))
+def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, rescaled=False, quality="gibbon",
+                  marginal_cost=False):
     m, p = x.shape[0], xp.shape[0]
     xa = jnp.concatenate([x, xp.astype(x.dtype)])
     za = jnp.concatenate([z.astype(float), zp.astype(float)])
@@ -286,12 +287,13 @@ def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, 
 
     state = fantasy.init_conditioning(fac, p + q, track_target=False)
     idx, gain, score, _ = fantasy.greedy_select(post, fac, state, increment, q, m, p, cost,
-                                                track_target=False)
+                                                track_target=False, marginal_cost=marginal_cost)
     return Batch(idx, x[idx], z[idx], gain, score)
 
 
 def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending=None, z_pending=None,
-                 *, cost=None, repulsion_weight=1.0, rescaled_repulsion=False, quality="gibbon") -> Batch:
+                 *, cost=None, repulsion_weight=1.0, rescaled_repulsion=False, quality="gibbon",
+                 marginal_cost=False) -> Batch:
     r"""Greedy GIBBON batch of ``q`` pairs from a candidate set, given pending evaluations.
 
     Slot k takes the candidate maximising its increment of eq. (2) given the pending
@@ -312,6 +314,9 @@ def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending
             authors recommend for batches, as Trieste's ``rescaled_repulsion``); the
             returned ``gain`` is then the rescaled increment.
         quality: each point's own term, ``"gibbon"`` (Q) or ``"mumbo"`` (MUMBO's gain).
+        marginal_cost: with ``cost``, slot k maximises its own increment per unit of its
+            own cost (as the believer's slots) instead of the batch's gain per unit of the
+            batch's cost.
 
     Returns:
         :class:`Batch`: ``index [q]``, ``x [q, d]``, ``z [q]``, ``gain [q]`` (each
@@ -321,4 +326,4 @@ def gibbon_batch(post: Posterior, target: Target, gstar, x, z, q: int, x_pending
     posterior.check_target(post.spec, target)
     gstar = fantasy.check_gstar(gstar)
     return _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, _check_weight(repulsion_weight), int(q),
-                         bool(rescaled_repulsion), _check_quality(quality))
+                         bool(rescaled_repulsion), _check_quality(quality), bool(marginal_cost))

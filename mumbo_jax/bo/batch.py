@@ -104,7 +104,8 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     z_in = _as_fidelity(task, z)
     quality = "mumbo" if settings.batch_rule == "gibbon_mumbo" else "gibbon"
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
-                                 rescaled_repulsion=settings.batch_rescaled_repulsion, quality=quality)
+                                 rescaled_repulsion=settings.batch_rescaled_repulsion, quality=quality,
+                                 marginal_cost=settings.batch_marginal_cost)
     xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
     # each slot's share of the batch gain (the chain rule of eq. 2 over the prefixes)
     # and the prefix's gain per unit cost, as the greedy slots report them
@@ -197,7 +198,8 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     z_in = _as_fidelity(task, z)
     z0 = _as_fidelity(task, jnp.atleast_1d(jnp.asarray(first.z, float)))
     rest = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q - 1, first.x[None], z0,
-                               cost=task.space.cost(z_in), rescaled_repulsion=settings.batch_rescaled_repulsion)
+                               cost=task.space.cost(z_in), rescaled_repulsion=settings.batch_rescaled_repulsion,
+                               marginal_cost=settings.batch_marginal_cost)
     zd = jnp.asarray(first.z).dtype
     return optimize.Proposal(jnp.concatenate([first.x[None], rest.x]),
                              jnp.concatenate([jnp.atleast_1d(first.z), rest.z.astype(zd)]),

@@ -121,6 +121,10 @@ class BOSettings:
         batch_rescaled_repulsion: ``"gibbon"`` batches: divide a slot's repulsion
             (log-det) term by m^2, m the points already in the batch, as GIBBON's
             authors recommend for batches (Trieste's ``rescaled_repulsion``).
+        batch_marginal_cost: ``"gibbon"`` / ``"gibbon_mumbo"`` batches: slot k maximises
+            its own gain increment per unit of its own cost, as the believer's slots do,
+            instead of the batch's gain per unit of the batch's cost (which, once a cheap
+            slot is in, makes every dearer slot look poor).
         hmc_samples: 0 (the default): the hyper-parameters are a point estimate (MAP).
             ``S >= 2``: at every refit, after the MAP fit, BlackJAX's NUTS draws S - 1
             samples from their posterior (:func:`mumbo_jax.gp.marginal.nuts_samples`);
@@ -167,6 +171,7 @@ class BOSettings:
     batch_rule: str = "believer"
     batch_polish: bool = False
     batch_rescaled_repulsion: bool = False
+    batch_marginal_cost: bool = False
     hmc_samples: int = 0
     hmc_warmup: int = 50
     hmc_max_doublings: int = 4
@@ -206,7 +211,7 @@ class BOSettings:
         if self.boundary_frac + self.local_frac > 1.0:
             raise ValueError(f"boundary_frac + local_frac must be at most 1, got {self.boundary_frac} + "
                              f"{self.local_frac}")
-        for name in ("batch_polish", "batch_rescaled_repulsion"):
+        for name in ("batch_polish", "batch_rescaled_repulsion", "batch_marginal_cost"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.batch_rule not in BATCH_RULES:
