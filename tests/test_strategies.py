@@ -104,17 +104,6 @@ def test_mumbo_scores_the_declared_target(discrete):
     assert int(i) == int(np.argmax(np.asarray(mu1))) and float(mu) == pytest.approx(float(np.max(mu1)), rel=1e-12)
 
 
-def test_simpson_gain_makes_the_same_decisions_as_the_table():
-    """The direct vmapped-Simpson path (the design card's reference) and the default table
-    choose the same points on a short run."""
-    prob = problems.get_problem("forrester")
-    runs = {g: tasks.run_problem(prob, 1e9, [0], with_(FAST, gain=g), max_evals=3) for g in ("table", "simpson")}
-    np.testing.assert_array_equal(runs["table"].z, runs["simpson"].z)
-    # the gains differ by ~3e-6 (the table's interpolation error), too little to move the
-    # chosen candidate or its polished x: measured max |dx| = 0 over seeds 0-2, 3 steps each
-    np.testing.assert_allclose(runs["table"].x, runs["simpson"].x, rtol=0, atol=1e-9)
-
-
 def test_learned_cost_divides_single_stage_rules_only(discrete):
     """A constant learned cost c leaves the choice unchanged and divides the score."""
     _, task, post = discrete
