@@ -214,3 +214,46 @@ def test_ask_tell_rejects_bad_designs_and_cost_models(toy_task):
         loop.AskTell(toy_task, SMALL, design=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="CostModel"):
         loop.AskTell(toy_task, SMALL, cost_model=lambda x, z: 1.0)
+
+
+# --------------------------------------------------------------------------- the FABOLAS study, short
+
+
+def test_fabolas_study_short(toy_task):
+    """experiments/fabolas_svm.py, a couple of BO steps on the digits SVM (moved here from
+    tests/test_hpo.py): its task is this file's toy task up to the known cost's Python
+    function (a pytree's static part), so the study runs on ``toy_task`` and its MUMBO leg
+    (SMALL, an 8-point design, the learned cost, two decisions) reuses the compiled programs
+    of the ask/tell test above instead of compiling its own."""
+    import importlib.util
+    import pathlib
+
+    from mumbo_jax.benchmarks import hpo
+
+    spec = importlib.util.spec_from_file_location(
+        "fabolas_svm", pathlib.Path(__file__).resolve().parents[1] / "experiments" / "fabolas_svm.py")
+    fab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fab)
+    obj = hpo.SubsetSVM(hpo.digits_split(0, augment=False))
+    # the study's own task is this one: model, target and fidelity box equal, the same cost
+    own = fab.make_task(obj)
+    assert (own.spec, own.target_z, own.target_w) == (toy_task.spec, toy_task.target_z, toy_task.target_w)
+    assert (own.space.n_fidelities, own.space.bounds, own.space.choices) == (
+        toy_task.space.n_fidelities, toy_task.space.bounds, toy_task.space.choices)
+    zs = jnp.linspace(*ZB, 7)
+    np.testing.assert_allclose(np.asarray(own.space.cost(zs)), np.asarray(toy_task.space.cost(zs)), rtol=1e-15)
+    task = toy_task
+    mumbo = fab.run_bo("mumbo", obj, task, 1e9, 0, settings=SMALL, n_design_settings=2, log=lambda s: None,
+                       max_evals=10)
+    ev = mumbo["evals"]
+    assert len(ev) == 10
+    np.testing.assert_allclose([e["z"] for e in ev[:8]], np.repeat([-6, -5, -4, -3], 2))
+    assert all(e["seconds"] > 0 for e in ev) and len(mumbo["trace"]) == 2
+    assert mumbo["optimiser"].cost_fit is not None  # MUMBO divided by the learned cost
+    ei = fab.run_bo("ei", obj, task, 1e9, 0, settings=SMALL, log=lambda s: None, max_evals=5)
+    assert [e["z"] for e in ei["evals"]] == [0.0] * 5  # full data only
+    rs = fab.run_random(obj, 1e9, 0, log=lambda s: None, max_evals=3)
+    grid, table = fab.summarise([mumbo, ei, rs], obj, budget=max(r["evals"][-1]["elapsed"] for r in (mumbo, ei, rs)))
+    for row in table.values():
+        final = np.asarray(row["final_test_error_per_seed"])
+        assert np.all((final >= 0) & (final <= 1))

@@ -11,7 +11,7 @@ from mumbo_jax.benchmarks import hpo
 from mumbo_jax.bo import loop
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# the settings of tests/test_costmodel.py: the same compiled programs serve both files
+# small settings for the short fastcv study (those of tests/test_costmodel.py)
 SMALL = loop.BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
                         gstar_grid=1000, n_gstar=4)
 
@@ -102,26 +102,8 @@ def test_gbm_objective_gives_finite_log_losses():
 
 
 # --------------------------------------------------------------------------- the studies, short
-
-
-def test_fabolas_study_short():
-    fab = _script("fabolas_svm")
-    obj = hpo.SubsetSVM(hpo.digits_split(0, augment=False))
-    task = fab.make_task(obj)
-    mumbo = fab.run_bo("mumbo", obj, task, 1e9, 0, settings=SMALL, n_design_settings=2, log=lambda s: None,
-                       max_evals=10)
-    ev = mumbo["evals"]
-    assert len(ev) == 10
-    np.testing.assert_allclose([e["z"] for e in ev[:8]], np.repeat([-6, -5, -4, -3], 2))
-    assert all(e["seconds"] > 0 for e in ev) and len(mumbo["trace"]) == 2
-    assert mumbo["optimiser"].cost_fit is not None  # MUMBO divided by the learned cost
-    ei = fab.run_bo("ei", obj, task, 1e9, 0, settings=SMALL, log=lambda s: None, max_evals=5)
-    assert [e["z"] for e in ei["evals"]] == [0.0] * 5  # full data only
-    rs = fab.run_random(obj, 1e9, 0, log=lambda s: None, max_evals=3)
-    grid, table = fab.summarise([mumbo, ei, rs], obj, budget=max(r["evals"][-1]["elapsed"] for r in (mumbo, ei, rs)))
-    for row in table.values():
-        final = np.asarray(row["final_test_error_per_seed"])
-        assert np.all((final >= 0) & (final <= 1))
+# (the FABOLAS study's short run is in tests/test_costmodel.py, on that file's task: the
+# programs of its learned-cost ask/tell test serve it)
 
 
 def test_fastcv_study_short():
