@@ -19,20 +19,20 @@ os.environ["MUMBO_JAX_CACHE"] = "off"
 # xdist's scheduler: by number of tests, so files of one or two long tests (the sharding
 # subprocess, the compile-cache subprocesses) came last, after the short files, and one
 # worker ran them while the other had nothing left. Here the files go out longest first
-# (seconds measured on 2 cores, tests/ at 60807c3; a file not listed weighs 3 s a test),
+# (seconds measured on 2 cores, tests/ at b0d1bcf; a file not listed weighs 3 s a test),
 # so the short files fill in at the end. Order only: every test runs, whole files per worker.
 import pytest
 
 FILE_SECONDS = {
-    "test_loop.py": 170, "test_hpo.py": 164, "test_strategies.py": 155, "test_optimize.py": 149,
-    "test_sharding.py": 149, "test_batch.py": 146, "test_gibbon.py": 130, "test_fit.py": 128,
-    "test_readme.py": 122, "test_costmodel.py": 121, "test_maxvalue.py": 113, "test_acquisitions.py": 109,
-    "test_fit_dense.py": 106, "test_baselines.py": 99, "test_linalg.py": 85, "test_problems.py": 79,
-    "test_tuning.py": 77, "test_compare.py": 74, "test_posterior.py": 72, "test_asktell.py": 69,
-    "test_fit_options.py": 54, "test_rules.py": 48, "test_compile_cache.py": 41, "test_tuning_async.py": 35,
-    "test_cli.py": 30, "test_precision.py": 26, "test_calibration.py": 20, "test_asktell_async.py": 17,
-    "test_cli_commands.py": 16, "test_bo_study.py": 3, "test_layers.py": 1, "test_journal.py": 1,
-    "test_config.py": 1, "test_results.py": 1, "test_schema.py": 1,
+    "test_loop.py": 132, "test_gibbon.py": 83, "test_sharding.py": 76, "test_nuts.py": 74, "test_optimize.py": 70,
+    "test_strategies.py": 66, "test_costmodel.py": 63, "test_tuning.py": 63, "test_readme.py": 62, "test_fit.py": 56,
+    "test_hpo.py": 53, "test_maxvalue.py": 53, "test_acquisitions.py": 52, "test_fit_dense.py": 52,
+    "test_problems.py": 51, "test_batch.py": 49, "test_posterior.py": 46, "test_tuning_async.py": 43,
+    "test_baselines.py": 41, "test_floor_cv.py": 36, "test_asktell.py": 31, "test_fit_options.py": 29,
+    "test_compile_cache.py": 25, "test_linalg.py": 25, "test_cli.py": 24, "test_compare.py": 23, "test_rules.py": 20,
+    "test_precision.py": 13, "test_calibration.py": 11, "test_cli_commands.py": 8, "test_asktell_async.py": 4,
+    "test_bo_study.py": 3, "test_config.py": 1, "test_journal.py": 1, "test_layers.py": 1, "test_results.py": 1,
+    "test_schema.py": 1, "test_studies.py": 1, "test_target_floor.py": 1,
 }
 
 
