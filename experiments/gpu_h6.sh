@@ -2,10 +2,7 @@
 # Issue 13's Hartmann-6 at cost 600 (5 seeds) on a lent GPU: today's default MUMBO, MUMBO
 # as the paper runs it, MT-EI and MF-GP-UCB, one process each at once on the one GPU
 # (the compiled loop vmaps the seeds there). Results: experiments/results13/gpu6*_hartmann6_b600_s0-4.json, copied to $OUT.
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+. "$(dirname "$0")/gpu_env.sh" || exit 1
 A="experiments/ablation_mumbo.py --problems hartmann6 --seeds 5 --budget 600 --max-evals 400 --checkpoints 25,50,100,200"
 T=${H6_TIMEOUT:-440}
 timeout $T python3 $A --levers faces+local+inc_global --tag gpu6a > "$OUT/gpu6a.log" 2>&1 &

@@ -4,11 +4,7 @@
 # one process each at once on the one GPU (the compiled loop vmaps the seeds there).
 # Each run saves its seeds' curves whenever the buffers grow (--partial), so a run cut
 # by the time limit keeps what it made. Everything lands in $OUT/h6_6000.tar.gz.
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site:$PWD || exit 1
-nvidia-smi -L; python3 -c "import jax; print(jax.__version__, jax.devices())"
+. "$(dirname "$0")/gpu_env.sh" || exit 1
 T=${H6_TIMEOUT:-470}
 A="experiments/ablation_mumbo.py --problems hartmann6 --seeds 5 --partial"
 K="--budget 6000 --max-evals 700 --checkpoints 25,50,100,200,600,1000,2000,4000"

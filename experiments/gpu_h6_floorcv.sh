@@ -5,11 +5,7 @@
 # cannot rise on noise-free data) at cost 600 and at the paper budget of 6000
 # (--partial: a run cut by the time limit keeps its curves).
 # One process each at once on the one GPU. Everything lands in $OUT/h6_floorcv.tar.gz.
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site:$PWD || exit 1
-nvidia-smi -L; python3 -c "import jax; print(jax.__version__, jax.devices())"
+. "$(dirname "$0")/gpu_env.sh" || exit 1
 T=${H6_TIMEOUT:-420}
 A="experiments/ablation_mumbo.py --problems hartmann6 --seeds 5"
 L=docs/data/gpu/h6_floorcv; mkdir -p $L

@@ -2,10 +2,7 @@
 # Hartmann-6 at cost 600 (5 seeds) on a lent GPU for extra levers on top of today's
 # default, one process per lever at once: LEVERS="disc floor" bash experiments/gpu_h6_levers.sh
 # Results: experiments/results13/gpu6L<lever>_hartmann6_b600_s0-4.json, in $OUT/h6_levers.tar.gz.
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+. "$(dirname "$0")/gpu_env.sh" || exit 1
 T=${H6_TIMEOUT:-200}
 L=docs/data/gpu/h6_levers; mkdir -p $L
 for lv in ${LEVERS:-disc floor}; do

@@ -246,7 +246,7 @@ def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, re
         if not floor_cv:
             return own
         # BOSettings.target_floor_cv: keep the fit that predicts the target's own
-        # observations better from the rest (leave-one-out), the floored one on a tie-break loss
+        # observations better from the rest (leave-one-out); a tie keeps the plain fit
         floored = refit_under(dataclasses.replace(spec, target_floor=floor_cv), params)
         on_target = buffers.mask * jnp.isin(buffers.z.astype(jnp.int32), jnp.asarray(task.target_z))
 
