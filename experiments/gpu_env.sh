@@ -5,4 +5,4 @@ export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD || return 1
-nvidia-smi -L; python3 -c "import jax; print(jax.__version__, jax.devices())"
+nvidia-smi -L; python3 -c "import jax; print(jax.__version__, jax.devices())" || true  # information only
