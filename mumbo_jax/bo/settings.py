@@ -53,7 +53,7 @@ class BOSettings:
             objective by at most fit_ftol relative (scipy's ftol test, e.g. 1e-9). 0 (the
             default): no such test. Off because it changed some runs' decisions (no loss
             in issue 10's seed study) without a measured gain in a decision's time
-            (experiments/bench_decision.py).
+            (experiments/performance/bench_decision.py).
         full_refit_every: refits at BO steps k with k % full_refit_every == 0 (and an
             ask/tell refit from the default hyper-parameters) run all fit_restarts starts;
             the others run L-BFGS from the previous hyper-parameters only (a warm start).

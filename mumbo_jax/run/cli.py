@@ -67,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-evals", type=_positive_int, default=None, metavar="N",
                      help="cap on BO evaluations per seed (overrides)")
     run.add_argument("--out", default=None, metavar="DIR", help="output folder (overrides [run] out)")
+    run.add_argument("--resume", action="store_true",
+                     help="keep the finished seeds of OUT/results.json (same configuration apart from --seeds) "
+                          "and run only the missing ones")
+    run.add_argument("--force", action="store_true",
+                     help="overwrite an earlier run in OUT (or, with --resume, one of another configuration)")
     run.add_argument("--steps", "--all-seeds", dest="steps", action="store_true",
                      help="also print a line per BO step of every seed")
     run.add_argument("--shard", action="store_true",
@@ -111,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
                      "strategies than N, each strategy's seeds are split over them (default 1)")
     cmp.add_argument("--resume", action="store_true",
                      help="keep the strategies already in OUT/results.json (same problem, budget, seeds, cap)")
+    cmp.add_argument("--force", action="store_true",
+                     help="overwrite an earlier comparison in OUT (or, with --resume, one of another configuration)")
     cmp.add_argument("--render-only", action="store_true",
                      help="only redraw table.md and comparison.png from OUT/results.json")
     sub.add_parser("list", help="list problems, strategies, compare presets and shipped configs")
@@ -198,7 +205,10 @@ def _run_command(args) -> int:
     except ValueError as e:
         return _error(e)
     try:
-        runner.run_config(cfg, steps=args.steps, batching="shard" if (args.shard or multi) else None)
+        runner.run_config(cfg, steps=args.steps, batching="shard" if (args.shard or multi) else None,
+                          resume=args.resume, force=args.force)
+    except ConfigError as e:
+        return _error(e)
     except KeyboardInterrupt:
         print(f"mumbo-jax: interrupted; the finished seeds are in {Path(cfg.out) / runner.RESULTS_NAME}",
               file=sys.stderr)
@@ -257,7 +267,7 @@ def _compare_command(args) -> int:
         if args.render_only:
             compare.render(cfg.out)
         else:
-            compare.run_compare(cfg, only=only, resume=args.resume, workers=args.workers)
+            compare.run_compare(cfg, only=only, resume=args.resume, workers=args.workers, force=args.force)
     except ValueError as e:
         return _error(e)
     except KeyboardInterrupt:

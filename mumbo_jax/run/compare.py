@@ -32,6 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from mumbo_jax.run.config import CompareConfig
+from mumbo_jax.run.lock import run_lock
+from mumbo_jax.run.output import prepare_output
+from mumbo_jax.run.schema import ConfigError
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
            "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "seed_groups", "merge_records",
@@ -332,8 +335,9 @@ def render(out, stream=None) -> dict:
     path = out / "results.json"
     if not path.is_file():
         raise ValueError(f"{path} not found: nothing to render")
-    results = json.loads(path.read_text())
-    _write_outputs(results, out, stream)
+    with run_lock(out, "mumbo-jax compare --render-only"):
+        results = json.loads(path.read_text())
+        _write_outputs(results, out, stream)
     return results
 
 
@@ -480,7 +484,7 @@ def _run_parallel(cfg, labels, workers, finished):
 
 
 def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, resume: bool = False,
-                workers: int = 1) -> dict:
+                workers: int = 1, force: bool = False) -> dict:
     """Run every strategy of ``cfg`` (or the labels in ``only``), write results.json,
     comparison.png and table.md into ``cfg.out``; returns the results dict.
 
@@ -489,7 +493,16 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     ``workers`` > 1, strategies run in that many processes at once (spawned, each pinned
     to its own core with one XLA thread; each compiles its own programs); with fewer
     strategies than workers, each strategy's seeds are split over them
-    (:func:`seed_groups`; every seed's run is the one it makes alone)."""
+    (:func:`seed_groups`; every seed's run is the one it makes alone).
+
+    The output folder is locked for the whole comparison (:mod:`mumbo_jax.run.lock`).
+    An earlier ``results.json`` there is refused unless ``resume`` (from a run with a
+    different problem, budget, seeds, cap or strategy settings: refused unless
+    ``force``) or ``force`` (overwrite it).
+
+    Raises:
+        ConfigError: the folder is in use by another command, or holds an earlier
+            comparison that would be overwritten (checked before any work)."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -506,22 +519,59 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
         raise ValueError(f"strategies {unknown} are not in the config; it has {list(cfg.strategies)}")
     problem = problems.get_problem(cfg.problem)
     tasks.problem_task(problem, cfg.model, cfg.rank, cfg.target_floor)  # checks the model before any work
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_output(cfg.out)
+    with run_lock(out, "mumbo-jax compare", say=say):
+        return _compare_locked(cfg, labels, problem, out, say, stream, resume, workers, force)
+
+
+def _kept_strategies(old: dict, results: dict, cfg: CompareConfig, labels, force: bool) -> dict:
+    """The strategies of an earlier ``results.json`` that a resumed comparison keeps, or
+    a :class:`ConfigError` for a mismatched one (``{}`` with ``force``)."""
+    diff = [k for k in ("problem", "budget", "seeds", "max_evals") if old.get(k) != results[k]]
+    strategies = old.get("strategies")
+    if not isinstance(strategies, dict):
+        diff.append("strategies (unreadable)")
+        strategies = {}
+    for label, rec in strategies.items():
+        if label in cfg.settings and isinstance(rec, dict) and rec.get("settings") is not None:
+            now = json.loads(json.dumps(_strict(dataclasses.asdict(cfg.settings[label]))))
+            if rec["settings"] != now:
+                diff.append(f"the settings of {label}")
+    if diff:
+        if force:
+            return {}
+        raise ConfigError(f"--resume: {results_path(cfg)} is from a different comparison ({', '.join(diff)} "
+                          "differ); --force starts afresh over it, or choose another --out")
+    return {k: v for k, v in strategies.items() if k in cfg.settings}
+
+
+def results_path(cfg: CompareConfig) -> Path:
+    """Where a comparison writes its results."""
+    return Path(cfg.out) / "results.json"
+
+
+def _compare_locked(cfg, labels, problem, out: Path, say, stream, resume: bool, workers: int, force: bool) -> dict:
+    """The body of :func:`run_compare` once the output folder is locked."""
     say(f"mumbo-jax compare: {problem.name}, budget {cfg.budget:g} after the initial design, seeds 0..{cfg.seeds - 1}, "
         f"at most {cfg.max_evals} BO evaluations per seed; strategies: {', '.join(labels)}")
     say(f"  output {out}/ (results.json is rewritten after each strategy)")
     results = {"config_file": cfg.source, "problem": problem.name, "budget": cfg.budget, "seeds": cfg.seed_list,
                "max_evals": cfg.max_evals, "machine": _machine(), "strategies": {}}
     previous = out / "results.json"
+    if previous.is_file() and not resume and not force:
+        raise ConfigError(f"{out} already holds an earlier comparison (results.json): --resume keeps its finished "
+                          "strategies, --force overwrites it, or choose another --out")
     if resume and previous.is_file():
-        old = json.loads(previous.read_text())
-        same = all(old.get(k) == results[k] for k in ("problem", "budget", "seeds", "max_evals"))
-        if same:
-            results["strategies"] = dict(old["strategies"])
-            say(f"  resuming: keeping {', '.join(results['strategies']) or 'nothing'}")
-        else:
-            say("  resume: results.json is from a different problem, budget, seeds or cap; starting afresh")
+        try:
+            old = json.loads(previous.read_text())
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as e:
+            if not force:
+                raise ConfigError(f"--resume: {previous} is unreadable ({e}); --force starts afresh over it") from None
+            old = {}
+        results["strategies"] = _kept_strategies(old, results, cfg, labels, force) if old else {}
+        say(f"  resuming: keeping {', '.join(results['strategies']) or 'nothing'}")
     todo = [label for label in labels if label not in results["strategies"]]
 
     def finished(label, record):

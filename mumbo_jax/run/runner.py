@@ -34,8 +34,9 @@ import numpy as np
 
 from mumbo_jax.run.config import RunConfig, settings_from_config
 from mumbo_jax.run.output import prepare_output, write_atomic
+from mumbo_jax.run.schema import ConfigError
 
-__all__ = ["run_config", "results_dict", "seed_record", "design_evaluations", "evaluations_csv", "RunProgress",
+__all__ = ["run_config", "previous_seeds", "results_dict", "seed_record", "design_evaluations", "evaluations_csv", "RunProgress",
            "RESULTS_NAME", "CSV_NAME", "PLOT_NAME"]
 
 RESULTS_NAME, CSV_NAME, PLOT_NAME = "results.json", "evaluations.csv", "regret.png"
@@ -213,7 +214,54 @@ class RunProgress:
         self.bar.close()
 
 
-def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str | None = None) -> dict:
+def _comparable(config: dict) -> dict:
+    """A run's configuration without what a resumed run may change (the seed count, the
+    output folder)."""
+    run = {k: v for k, v in config.get("run", {}).items() if k not in ("seeds", "out")}
+    return {**config, "run": run}
+
+
+def previous_seeds(cfg: RunConfig, out: Path, resume: bool, force: bool) -> list[dict]:
+    """The finished seed records of an earlier run in ``out`` that this run keeps.
+
+    Without ``resume`` an earlier ``results.json`` is refused unless ``force`` (then it is
+    overwritten); with ``resume`` its seeds among ``cfg.seed_list`` are kept when its
+    configuration equals ``cfg`` apart from ``seeds`` and ``out`` (a mismatch is refused
+    unless ``force``, which starts afresh).
+
+    Raises:
+        ConfigError: an earlier run would be overwritten or mixed with a different one.
+    """
+    path = out / RESULTS_NAME
+    if not path.is_file():
+        return []
+    if not resume:
+        if force:
+            return []
+        raise ConfigError(f"{out} already holds an earlier run ({RESULTS_NAME}): --resume continues its seeds, "
+                          "--force overwrites it, or choose another --out")
+    try:
+        old = json.loads(path.read_text())
+        kept = [s for s in old["seeds"] if s["seed"] in set(cfg.seed_list)]
+        mine = _comparable(old["config"])
+    except (ValueError, KeyError, TypeError) as e:
+        if force:
+            return []
+        raise ConfigError(f"{path} cannot be resumed (unreadable: {e}); --force starts afresh over it") from None
+    want = _comparable(json.loads(json.dumps(cfg.to_dict())))
+    if mine != want:
+        if force:
+            return []
+        diff = sorted({f"[{sec}] {k}" for sec in set(mine) | set(want)
+                       for k in set(mine.get(sec, {})) | set(want.get(sec, {}))
+                       if mine.get(sec, {}).get(k) != want.get(sec, {}).get(k)})
+        raise ConfigError(f"--resume: {path} is from a different configuration ({', '.join(diff)} differ); "
+                          "--force starts afresh over it, or choose another --out")
+    return sorted(kept, key=lambda s: s["seed"])
+
+
+def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str | None = None,
+               resume: bool = False, force: bool = False) -> dict:
     """Run a validated configuration: write ``results.json`` and ``evaluations.csv``
     into ``cfg.out`` as seeds finish and ``regret.png`` at the end; print a live
     progress line and a summary to ``stream`` (default stdout). Returns the results.
@@ -221,13 +269,32 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
     or ``"shard"`` (every seed in lock-step, sharded over every device of every process;
     in a multi-process run only process 0 prints and writes).
 
+    The output folder is locked for the whole run (:mod:`mumbo_jax.run.lock`). An earlier
+    run's ``results.json`` there is refused unless ``resume`` (keep its finished seeds
+    and run only the missing ones; same configuration apart from ``seeds``) or
+    ``force`` (overwrite it): see :func:`previous_seeds`.
+
     Raises:
-        ConfigError: ``cfg.out`` is not a writable folder (checked before any work).
+        ConfigError: ``cfg.out`` is not a writable folder, is in use by another command,
+            or holds an earlier run (all checked before any work).
     """
     import jax
 
+    from mumbo_jax.run.lock import run_lock
+
     stream = sys.stdout if stream is None else stream
     out = prepare_output(cfg.out)
+    if jax.process_index() != 0:  # a multi-process run: process 0 locks, reports and writes
+        return _run_locked(cfg, steps, stream, batching, out, resume, force)
+    with run_lock(out, "mumbo-jax run", say=lambda m: print(m, file=stream, flush=True)):
+        return _run_locked(cfg, steps, stream, batching, out, resume, force)
+
+
+def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool, force: bool) -> dict:
+    """The body of :func:`run_config` once the output folder is locked."""
+    import jax
+
+    kept = previous_seeds(cfg, out, resume, force) if jax.process_index() == 0 else []
     jax.config.update("jax_enable_x64", True)
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo import loop
@@ -241,7 +308,9 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
         stream = io.StringIO()
     # seeds one per compiled call where they run one after another anyway (CPU): each
     # finished seed is written at once; in lock-step (accelerator) all in one batch
-    chunks = [[s] for s in cfg.seed_list] if batching["batching"] == "map" else [cfg.seed_list]
+    done = {s["seed"] for s in kept}
+    todo = [s for s in cfg.seed_list if s not in done]
+    chunks = [[s] for s in todo] if batching["batching"] == "map" else ([todo] if todo else [])
     say = lambda *a: print(*a, file=stream, flush=True)
     say(f"mumbo-jax: {problem.name} (d={problem.dim}, "
         + (f"{problem.n_fidelities} fidelities, costs {list(problem.costs)}" if problem.is_discrete
@@ -251,12 +320,18 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
         f"initial design (2 d points at every fidelity, cost reported separately), at most {cfg.max_evals} BO "
         f"evaluations per seed, model {cfg.model or 'default'}")
     say(f"  output {out}/ ({RESULTS_NAME} and {CSV_NAME} are rewritten as seeds finish)")
+    if kept:
+        say(f"  resuming: keeping the finished seeds {sorted(done)} of {out / RESULTS_NAME}; running {todo or 'none'}")
     say("  the first step (and the first at each larger buffer: 32, 64, 96, ... points) compiles; this can take a minute")
 
     progress = RunProgress(cfg.seeds, cfg.budget, cfg.max_evals, problem.is_discrete, stream, steps)
     clock = loop.StepClock(on_step=progress)
     t0 = time.perf_counter()
-    records: list[dict] = []
+    records: list[dict] = list(kept)
+    for s in kept:  # the kept seeds count as done in the progress line
+        progress.finals[s["seed"]] = s["final_regret"] if s["final_regret"] is not None else float("nan")
+        progress.spent[s["seed"]] = cfg.budget
+    results = results_dict(cfg, problem, settings, records, 0.0)
     try:
         for chunk in chunks:
             history = tasks.run_problem(problem, cfg.budget, chunk, settings, task=task, max_evals=cfg.max_evals,
@@ -265,6 +340,7 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
             for i, seed in enumerate(chunk):
                 n = int(history.n_evals[i])
                 records.append(seed_record(problem, task, history, i, seed, clock.overheads(seed, n)))
+            records.sort(key=lambda s: s["seed"])
             results = results_dict(cfg, problem, settings, records, time.perf_counter() - t0)
             if jax.process_index() == 0:
                 write_atomic(out / RESULTS_NAME, json.dumps(results, indent=1, allow_nan=False) + "\n")

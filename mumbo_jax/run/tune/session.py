@@ -50,6 +50,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from mumbo_jax.run.journal import JOURNAL_NAME, Journal, JournalError
+from mumbo_jax.run.lock import run_lock
 from mumbo_jax.run.output import prepare_output
 from mumbo_jax.run.schema import ConfigError
 from mumbo_jax.run.tune import objective as obj
@@ -415,12 +416,23 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None,
         raise JournalError(f"{run_dir} already holds a run ({JOURNAL_NAME}): `mumbo-jax resume {run_dir}` continues "
                            "it; choose another output folder for a new run")
     prepare_output(run_dir)  # a folder we can write, before any evaluation
+    stream = sys.stdout if stream is None else stream
+    with run_lock(run_dir, "mumbo-jax tune", say=lambda m: print(m, file=stream, flush=True)):
+        return _start(cfg, objective, ref, run_dir, stream, user_executor)
+
+
+def _start(cfg: TuneConfig, objective, ref, run_dir: Path, stream, user_executor) -> dict:
+    """The body of :func:`tune` once the run folder is locked: the journal and the run."""
+    import jax
+
+    if (run_dir / JOURNAL_NAME).exists():  # made by a writer that finished while we waited for the lock
+        raise JournalError(f"{run_dir} already holds a run ({JOURNAL_NAME}): `mumbo-jax resume {run_dir}` continues "
+                           "it; choose another output folder for a new run")
     started = _connect(cfg, user_executor)  # an unreachable scheduler fails before the journal exists
     from mumbo_jax import __version__
 
     header = {"format": FORMAT, "created": _now(), "mumbo_jax": __version__, "jax": jax.__version__,
               "config": cfg.to_dict(), "source": cfg.source, "base_dir": cfg.base_dir, "objective": ref}
-    stream = sys.stdout if stream is None else stream
     try:
         journal = Journal.create(run_dir / JOURNAL_NAME, header)
     except BaseException:
@@ -458,6 +470,15 @@ def resume(run_dir, objective: Callable | str | None = None, stream=None, worker
     if not run_dir.is_dir():
         raise JournalError(f"{run_dir}: no such run folder")
     stream = sys.stdout if stream is None else stream
+    if not (run_dir / JOURNAL_NAME).is_file():
+        raise JournalError(f"{run_dir / JOURNAL_NAME}: no journal here (is this a run folder made by `mumbo-jax tune`?)")
+    prepare_output(run_dir)  # writable: the lock, results.json, the plot
+    with run_lock(run_dir, "mumbo-jax resume", say=lambda m: print(m, file=stream, flush=True)):
+        return _continue(run_dir, objective, stream, workers, executor, scheduler)
+
+
+def _continue(run_dir: Path, objective, stream, workers, executor, scheduler) -> dict:
+    """The body of :func:`resume` once the run folder is locked."""
     journal, header, records = Journal.reopen(run_dir / JOURNAL_NAME)
     with journal:
         if header.get("format") != FORMAT:

@@ -1,0 +1,178 @@
+"""One writer per run folder: an advisory lock held for the whole of a command.
+
+Every command that writes a run folder (``run``, ``compare``, ``tune``, ``resume``)
+takes ``RUN_DIR/.mumbo-lock`` with :func:`run_lock` before it reads or writes anything
+there. The lock is ``fcntl.flock`` on that file (exclusive, non-blocking): the kernel
+releases it when the holder's process ends, however it ends (``kill -9`` included), so
+a dead holder never blocks a later command. The file also holds the holder's identity
+(JSON: host, pid, command, start time), written after the lock is taken; a second
+writer is refused with :class:`RunLockedError` naming that holder, and a new holder
+that finds a previous holder's identity reports it as a stale lock it took over.
+
+The lock file is never deleted (deleting a lock file lets two processes hold locks on
+two different files of the same name); releasing it empties the holder's identity.
+
+Limits: ``flock`` is advisory (a process that does not ask for the lock is not
+stopped) and on network file systems it depends on the server (Linux NFSv4 maps it to
+byte-range locks, which work across hosts; older NFS may lock only per host). POSIX
+only (``fcntl``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import errno
+import fcntl
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+from mumbo_jax.run.schema import ConfigError
+
+__all__ = ["LOCK_NAME", "RunLockedError", "RunLock", "run_lock", "read_holder", "holder_alive"]
+
+LOCK_NAME = ".mumbo-lock"
+
+
+class RunLockedError(ConfigError):
+    """The run folder is held by another live process (exit 2 on the command line)."""
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def read_holder(folder) -> dict | None:
+    """The identity recorded in ``folder``'s lock file (``{"host", "pid", "command",
+    "started"}``), or ``None`` when there is none (never locked, released, or being
+    written this instant)."""
+    path = Path(folder) / LOCK_NAME
+    for _ in range(20):  # the holder truncates, then writes: a moment of empty file
+        try:
+            text = path.read_text()
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            return None
+        if text.strip():
+            try:
+                info = json.loads(text)
+                return info if isinstance(info, dict) else None
+            except ValueError:
+                pass
+        time.sleep(0.005)
+    return None
+
+
+def holder_alive(info: dict) -> bool | None:
+    """Whether the holder ``info`` is a live process: True/False on this host, ``None``
+    (unknown) for another host."""
+    if info.get("host") != socket.gethostname():
+        return None
+    try:
+        pid = int(info.get("pid"))
+    except (TypeError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
+
+def _describe(info: dict | None) -> str:
+    if not info:
+        return "another process (its identity is not recorded yet)"
+    return (f"{info.get('command', 'a mumbo-jax command')} (host {info.get('host', '?')}, pid {info.get('pid', '?')}, "
+            f"started {info.get('started', '?')})")
+
+
+class RunLock:
+    """The held lock of one run folder (from :func:`run_lock`); :meth:`release` (or the
+    end of the ``with`` block) gives it up.
+
+    Attributes:
+        path: the lock file.
+        holder: this holder's identity as written in the file.
+        stale: the identity of an earlier holder that died without releasing it, or ``None``.
+    """
+
+    def __init__(self, path: Path, fd: int, holder: dict, stale: dict | None):
+        self.path, self._fd, self.holder, self.stale = path, fd, holder, stale
+
+    def release(self):
+        """Empty the holder's identity and unlock (idempotent)."""
+        if self._fd is None:
+            return
+        try:
+            os.ftruncate(self._fd, 0)
+        except OSError:
+            pass
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def acquire(folder, command: str) -> RunLock:
+    """Take the lock of ``folder`` (which must exist) for ``command`` (e.g. ``"mumbo-jax
+    tune"``), without waiting.
+
+    Raises:
+        RunLockedError: another live process holds it (the message names its host, pid,
+            command and start time).
+        ConfigError: the lock file cannot be created or opened.
+    """
+    path = Path(folder) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as e:
+        raise ConfigError(f"cannot create the lock file {path}: {e.strerror or e}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise ConfigError(f"cannot lock {path}: {e.strerror or e}") from None
+        raise RunLockedError(f"{folder} is in use by {_describe(read_holder(folder))}; wait for it to finish or "
+                             "stop it (a killed holder releases the folder at once)") from None
+    try:
+        old = os.read(fd, 65536)
+        stale = None
+        if old.strip():
+            try:
+                stale = json.loads(old)
+            except ValueError:
+                stale = {"unreadable": old[:200].decode(errors="replace")}
+        holder = {"host": socket.gethostname(), "pid": os.getpid(), "command": command, "started": _now()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)  # closing the only descriptor releases the lock
+        raise
+    return RunLock(path, fd, holder, stale if isinstance(stale, dict) else None)
+
+
+@contextlib.contextmanager
+def run_lock(folder, command: str, say=None):
+    """``with run_lock(folder, "mumbo-jax run"):`` hold ``folder``'s lock for the block
+    (see :func:`acquire`). ``say(message)`` is told when a stale lock (a holder that
+    died without releasing it) was taken over."""
+    lock = acquire(folder, command)
+    try:
+        if lock.stale is not None and say is not None:
+            say(f"  taking over the lock of {folder} left by {_describe(lock.stale)}, which is no longer running")
+        yield lock
+    finally:
+        lock.release()
