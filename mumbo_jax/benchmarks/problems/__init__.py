@@ -45,6 +45,13 @@ near-perfectly correlated cheap fidelity, and a correlated one with its optimum 
 ``perdikaris`` (Perdikaris et al. 2017's nonlinear pair) has a cheap fidelity that
 determines the target but is linearly uncorrelated with it (-0.10).
 
+The ``unreliable`` suite (module :mod:`~mumbo_jax.benchmarks.problems.unreliable`) adds ten
+literature problems, none in the paper, each with one cheap source of cost 1 against the
+target's 10 (one with a continuous fidelity, cost ``1 + 9 z^2``): reliable sources and
+sources with a bias that moves the optimum, heavy noise, anti-correlation, information in
+part of the box only, and a correlated auxiliary task with its optimum elsewhere.
+``suite("unreliable")`` returns them in order; ``SOURCE_KIND`` labels each cheap source.
+
 The optima stored here were computed numerically (multistart L-BFGS-B and
 root finding on the gradient) and are checked in ``tests/test_problems.py``.
 
@@ -68,11 +75,20 @@ from mumbo_jax.benchmarks.problems.problem import (
     Problem, cost, noise_variance, noisy_objective, noisy_observation, objective, sample_inputs, simple_regret,
     target_value,
 )
-from mumbo_jax.benchmarks.problems.registry import PROBLEMS, get_problem
+from mumbo_jax.benchmarks.problems.registry import PROBLEMS, SUITES, get_problem, suite
+from mumbo_jax.benchmarks.problems.unreliable import (
+    SOURCE_KIND, unrel_branin_anti, unrel_branin_continuous, unrel_branin_reliable, unrel_currin_negated,
+    unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy, unrel_hartmann3_reliable,
+    unrel_hartmann3_twotask, unrel_park_partial,
+)
 
 __all__ = [
     "Problem", "PROBLEMS", "get_problem", "objective", "target_value", "cost", "noise_variance",
     "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
     "forrester", "currin", "hartmann3", "hartmann6", "borehole", "rosenbrock", "park", "branin_aug",
     "perdikaris", "currin_continuous",
+    "SUITES", "suite", "SOURCE_KIND",
+    "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable", "unrel_branin_anti",
+    "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask", "unrel_currin_negated",
+    "unrel_park_partial", "unrel_branin_continuous",
 ]

@@ -11,8 +11,14 @@ from mumbo_jax.benchmarks.problems.paper import (
     borehole, currin, currin_continuous, currin_continuous_cost, forrester, hartmann3, hartmann6, rosenbrock,
 )
 from mumbo_jax.benchmarks.problems.problem import Problem
+from mumbo_jax.benchmarks.problems.unreliable import (
+    HARTMANN3_NOISY_VARIANCE,
+    unrel_branin_anti, unrel_branin_continuous, unrel_branin_continuous_cost, unrel_branin_reliable,
+    unrel_currin_negated, unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy,
+    unrel_hartmann3_reliable, unrel_hartmann3_twotask, unrel_park_partial,
+)
 
-__all__ = ["PROBLEMS", "get_problem"]
+__all__ = ["PROBLEMS", "SUITES", "get_problem", "suite"]
 
 
 # --------------------------------------------------------------------------
@@ -203,6 +209,99 @@ _register(
         reference="Perdikaris et al. (2017) nonlinear pair sin(8 pi x), (x - sqrt 2) sin^2(8 pi x); " + _NOT_IN_PAPER,
     )
 )
+
+
+# --------------------------------------------------------------------------
+# The ``unreliable`` suite (module ``unreliable``): literature problems not in the paper,
+# each with one cheap source (cost 1 against the target's 10), reliable or not. Their
+# targets are Forrester, Branin, Hartmann-3, Currin and Park, so the optima are those above
+# (Branin's as for branin_aug); tests/test_unreliable_problems.py verifies each again.
+# --------------------------------------------------------------------------
+_BRANIN_BOUNDS = [[-5.0, 10.0], [0.0, 15.0]]
+_BRANIN_MIN = 0.39788735772973816
+_BRANIN_XSTAR = [np.pi, 2.275]
+
+
+def _bifidelity(name: str, f, dim: int, bounds, maximise: bool, optimum_value: float, optimum_location,
+                reference: str, noise: tuple[float, float] = (0.0, 0.0)) -> Problem:
+    """A two-fidelity problem of the suite: costs 10 (target) and 1."""
+    return _register(_discrete_problem(
+        name=name, dim=dim, bounds=bounds, n_fidelities=2, costs=(10.0, 1.0), noise_variances=noise,
+        maximise=maximise, optimum_value=optimum_value, optimum_location=optimum_location, f=f,
+        reference=reference))
+
+
+_FORRESTER_MIN = -6.0207400557670825
+_bifidelity("unrel_forrester_reliable", unrel_forrester_reliable, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
+            [_FORRESTER_XSTAR], "Mainini et al. (2022), arXiv:2204.07867, multi-fidelity Forrester f1 and f3")
+_bifidelity("unrel_forrester_biased", unrel_forrester_biased, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
+            [_FORRESTER_XSTAR], "Forrester, Sobester & Keane (2007), Proc. R. Soc. A 463, A = 0.5, B = 10, C = -5")
+_bifidelity("unrel_branin_reliable", unrel_branin_reliable, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN,
+            _BRANIN_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Branin at a = 0")
+_bifidelity("unrel_branin_anti", unrel_branin_anti, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN,
+            _BRANIN_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Branin at a = 1")
+_H3_MIN = -3.862779787332663
+_bifidelity("unrel_hartmann3_reliable", unrel_hartmann3_reliable, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+            _H3_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Hartmann-3 at a = 0.3")
+_bifidelity("unrel_hartmann3_noisy", unrel_hartmann3_noisy, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+            _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3, cheap source observed with noise "
+            "variance 0.25 (after Mikkola et al. 2023, AISTATS)", noise=(0.0, HARTMANN3_NOISY_VARIANCE))
+_bifidelity("unrel_hartmann3_twotask", unrel_hartmann3_twotask, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+            _H3_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Hartmann-3 at a = 0.45 "
+            "as an auxiliary task")
+_bifidelity("unrel_currin_negated", unrel_currin_negated, 2, [[0.0, 1.0]] * 2, True, 13.798722044728434,
+            [_CURRIN_X1STAR, 0.0], "Mikkola, Martinelli, Filstroff & Kaski (2023), AISTATS, CurrinNegated")
+_bifidelity("unrel_park_partial", unrel_park_partial, 4, [[0.0, 1.0]] * 4, True, 25.589254158606547,
+            [1.0, 1.0, 1.0, 1.0], "Park (1991), low fidelity of Xiong, Qian & Wu (2013) on x1 < 0.5, "
+            "reflected beyond (a region-wise construction after Mikkola et al. 2023)")
+_register(
+    Problem(
+        name="unrel_branin_continuous",
+        dim=2,
+        bounds=_BRANIN_BOUNDS,
+        fidelity_kind="continuous",
+        n_fidelities=None,
+        fidelity_bounds=(0.0, 1.0),
+        target_fidelity=1.0,
+        costs=None,
+        cost_function=unrel_branin_continuous_cost,
+        noise_variances=(0.0,),
+        maximise=False,
+        optimum_value=_BRANIN_MIN,
+        optimum_location=_BRANIN_XSTAR,
+        f=unrel_branin_continuous,
+        reference="Kandasamy, Dasarathy, Schneider & Poczos (2017), BOCA, ICML: multi-fidelity Branin "
+        "with one scalar fidelity; cost 1 + 9 z^2",
+    )
+)
+
+#: Named problem suites: suite name -> registry names, in a fixed order.
+SUITES: dict[str, tuple[str, ...]] = {
+    "unreliable": (
+        "unrel_forrester_reliable", "unrel_forrester_biased",
+        "unrel_branin_reliable", "unrel_branin_anti",
+        "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask",
+        "unrel_currin_negated", "unrel_park_partial", "unrel_branin_continuous",
+    ),
+}
+
+
+def suite(name: str) -> tuple[Problem, ...]:
+    """The problems of the suite called ``name``, in the order of :data:`SUITES`.
+
+    ``for p in suite("unreliable"): ...`` iterates the suite; each problem's ``name`` is
+    also the stem of its config (``configs/<name>.toml``), and
+    :data:`~mumbo_jax.benchmarks.problems.unreliable.SOURCE_KIND` says whether its cheap
+    source is reliable and if not how.
+
+    Raises:
+        ValueError: naming the unknown suite and listing the allowed ones.
+    """
+    try:
+        names = SUITES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown suite {name!r}; allowed suites: {', '.join(sorted(SUITES))}") from None
+    return tuple(PROBLEMS[n] for n in names)
 
 
 def get_problem(name: str) -> Problem:
