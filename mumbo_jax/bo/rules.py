@@ -16,11 +16,24 @@ A :class:`Rule` says what a BO strategy does, in one place:
   the initial design's size, carried explicitly by the drivers);
 * ``gain``: MUMBO's gain path by default, ``"table"`` (bicubic table filled by Simpson's
   rule) or ``"simpson"`` (direct vmapped Simpson quadrature, the reference path);
-  ``None`` for rules without one.
+  ``None`` for rules without one;
+* ``options``: the rule's own knobs and their values (a read-only mapping; the
+  acquisition reads them as ``ctx.options``). A variant with other values is another
+  record, :meth:`Rule.with_options`, registered under its own name.
 
-:data:`RULES` maps names to records; the loops, the config checks and ``compare`` read
-it. :data:`STRATEGIES`, :data:`USES_GSTAR`, :data:`TARGET_ONLY`, :data:`DISCRETE_ONLY`
-and :data:`CONTINUOUS_ONLY` are derived from it.
+:data:`RULES` maps names to records; the loops, the config checks, ``compare`` and
+``mumbo-jax list`` read it. :func:`register` adds a rule at run time (a file of one's
+own, or a module of :mod:`mumbo_jax.rules_contrib`, which the table imports the first
+time it is listed). :data:`STRATEGIES`, :data:`USES_GSTAR`, :data:`TARGET_ONLY`,
+:data:`DISCRETE_ONLY` and :data:`CONTINUOUS_ONLY` are live views of the table (tuple-like:
+``in``, iteration, ``len``, indexing, ``==`` with a tuple), so a registered rule appears
+in every one of them and in every list built from them.
+
+Where rules come from, in the order they are listed: the built-in rules below, the
+modules of :mod:`mumbo_jax.rules_contrib` (each registers its rule on import), and the
+entry points of the group ``mumbo_jax.rules`` of installed packages (each names a module
+that registers its rules on import). Those imports happen once, the first time a name
+that is not built in is looked up or the table is listed.
 
 Sources of the baselines are in :mod:`mumbo_jax.acquisition.baselines`.
 """
@@ -28,7 +41,13 @@ Sources of the baselines are in :mod:`mumbo_jax.acquisition.baselines`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple
+import importlib
+import pkgutil
+import re
+import types
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Iterator, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -39,7 +58,7 @@ from mumbo_jax.bo.incumbent import incumbent
 from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
-    "Context", "Rule", "RULES", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
+    "Context", "Rule", "RULES", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
     "GAINS", "FIDELITY_GRID", "MTBO_POOL", "check_rule", "check_rule_for_task", "rule_for", "target_space",
     "mumbo_alpha", "mumbo_alpha_simpson", "mes_alpha", "random_alpha", "bo_evaluations",
     "mt_ei_fidelity", "mf_gp_ucb_fidelity", "boca_fidelity",
@@ -76,10 +95,23 @@ class Context(NamedTuple):
     n_design: jax.Array
     cost: Callable | None = None
 
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The knobs of the rule deciding (``settings.strategy``): its record's
+        :attr:`Rule.options` (read at trace time; static)."""
+        return RULES[self.settings.strategy].options
+
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # one spelling per rule: snake_case
+
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """One decision rule (see the module docstring for the fields)."""
+    """One decision rule (see the module docstring for the fields).
+
+    ``name`` is snake_case (``mf_kg``, not ``mf-kg``): the one spelling of the rule in
+    settings, configs, ``compare`` labels and ``mumbo-jax list``.
+    """
 
     name: str
     acquisition: Callable[[Context], Callable]
@@ -91,14 +123,32 @@ class Rule:
     replays_history: bool = False
     gain: str | None = None
     summary: str = ""
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ValueError(f"rule name must be snake_case (lower-case letters, digits, '_'), got {self.name!r}")
+        if not callable(self.acquisition):
+            raise ValueError(f"rule {self.name!r}: acquisition must be callable, a function of a Context")
+        if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
+            raise ValueError(f"rule {self.name!r}: options must be a mapping with string keys")
+        object.__setattr__(self, "options", types.MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "kinds", tuple(self.kinds))
         if self.space not in ("all", "target"):
             raise ValueError(f"rule {self.name!r}: space must be 'all' or 'target', got {self.space!r}")
         if not set(self.kinds) <= {"discrete", "continuous"} or not self.kinds:
             raise ValueError(f"rule {self.name!r}: kinds must be among ('discrete', 'continuous')")
         if self.gain is not None and self.gain not in GAINS:
             raise ValueError(f"rule {self.name!r}: gain must be one of {GAINS} or None")
+
+    def with_options(self, name: str | None = None, **changes) -> "Rule":
+        """A copy with some knobs changed (and, to register it beside this one, a new
+        ``name``); ValueError for a knob the rule does not have."""
+        unknown = sorted(set(changes) - set(self.options))
+        if unknown:
+            raise ValueError(f"rule {self.name!r} has no option {unknown[0]!r}; its options: "
+                             f"{', '.join(self.options) or 'none'}")
+        return dataclasses.replace(self, name=name or self.name, options={**self.options, **changes})
 
 
 # --------------------------------------------------------------------------- scores
@@ -278,7 +328,7 @@ def boca_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
 
 # --------------------------------------------------------------------------- the table
 
-RULES: dict[str, Rule] = {r.name: r for r in (
+_BUILTIN = (
     Rule("mumbo", _mumbo, "all", uses_gstar=True, gain="table",
          summary="MUMBO's information gain about g* per unit cost, over X x Z"),
     Rule("mes", _mes_rule, "target", uses_gstar=True, single_target=True,
@@ -293,13 +343,142 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("boca", _ucb, "target", second_stage=boca_fidelity, kinds=("continuous",), single_target=True,
          replays_history=True, summary="Kandasamy et al. (2017): a continuous fidelity"),
     Rule("mtbo", _mtbo, "all", summary="entropy search over the optimum's location per unit cost, over X x Z"),
-)}
+)
 
-STRATEGIES = tuple(RULES)
-USES_GSTAR = tuple(n for n, r in RULES.items() if r.uses_gstar)
-TARGET_ONLY = tuple(n for n, r in RULES.items() if r.space == "target" and r.second_stage is None)
-DISCRETE_ONLY = tuple(n for n, r in RULES.items() if r.kinds == ("discrete",))
-CONTINUOUS_ONLY = tuple(n for n, r in RULES.items() if r.kinds == ("continuous",))
+ENTRY_POINT_GROUP = "mumbo_jax.rules"  # installed packages register rules through this group
+CONTRIB_PACKAGE = "mumbo_jax.rules_contrib"
+
+
+class _Registry(Mapping):
+    """name -> :class:`Rule`, in registration order. The built-in rules are there from
+    the start; the contributed and plug-in rules are imported the first time a name
+    outside the table is looked up or the table is listed (module docstring)."""
+
+    def __init__(self, rules):
+        self._rules: dict[str, Rule] = {r.name: r for r in rules}
+        self._builtin = frozenset(self._rules)
+        self._loaded = False
+
+    def _load(self):
+        if self._loaded:
+            return
+        self._loaded = True  # before importing: the modules register through this table
+        package = importlib.import_module(CONTRIB_PACKAGE)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{CONTRIB_PACKAGE}.{info.name}")
+        try:
+            from importlib.metadata import entry_points
+            plugins = entry_points(group=ENTRY_POINT_GROUP)
+        except Exception:  # a broken distribution's metadata must not hide the built-in rules
+            plugins = ()
+        for ep in plugins:
+            try:
+                ep.load()
+            except Exception as e:  # a broken plug-in is reported, the others still load
+                warnings.warn(f"mumbo_jax: rule plug-in {ep.name!r} ({ep.value}) failed to load: {e}",
+                              RuntimeWarning, stacklevel=2)
+
+    def __getitem__(self, name: str) -> Rule:
+        if name not in self._rules:
+            self._load()
+        return self._rules[name]
+
+    def __contains__(self, name) -> bool:
+        if name in self._rules:
+            return True
+        self._load()
+        return name in self._rules
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(tuple(self._rules))
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._rules)
+
+    def __repr__(self) -> str:
+        return f"RULES({', '.join(self)})"
+
+
+RULES: Mapping[str, Rule] = _Registry(_BUILTIN)
+
+
+def register(rule: Rule) -> Rule:
+    """Add ``rule`` to :data:`RULES` under ``rule.name`` and return it.
+
+    Every derived view (:data:`STRATEGIES`, ...), the config schema's choices, the
+    compare presets and ``mumbo-jax list`` see it at once. Registering the same record
+    again is a no-op (a module imported twice); another record under a taken name is a
+    ValueError: a name means one rule for the life of the process (compiled programs are
+    cached by the settings, which name the rule).
+    """
+    if not isinstance(rule, Rule):
+        raise TypeError(f"register expects a Rule, got {type(rule).__name__}")
+    table = RULES._rules
+    old = table.get(rule.name)
+    if old is not None:
+        if old is rule or old == rule:
+            return old
+        raise ValueError(f"a rule named {rule.name!r} is already registered; choose another name "
+                         f"(Rule.with_options(name=...) makes a variant)")
+    table[rule.name] = rule
+    return rule
+
+
+def unregister(name: str) -> Rule:
+    """Remove a registered rule (not a built-in one) and return it; KeyError if absent.
+    For tests and notebooks; a program compiled for it stays in JAX's cache, so do not
+    register a different rule under the same name afterwards."""
+    if name in RULES._builtin:
+        raise ValueError(f"{name!r} is a built-in rule and cannot be removed")
+    return RULES._rules.pop(name)
+
+
+class RuleNames(Sequence):
+    """The names of the registered rules that satisfy ``predicate(rule)``, in table
+    order, recomputed at every use (a live view; behaves as a tuple of str)."""
+
+    def __init__(self, predicate: Callable[[Rule], bool], doc: str = ""):
+        self._predicate = predicate
+        self.__doc__ = doc
+
+    def _names(self) -> tuple:
+        return tuple(n for n, r in RULES.items() if self._predicate(r))
+
+    def __getitem__(self, i):
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name) -> bool:
+        return name in RULES and self._predicate(RULES[name])
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (RuleNames, tuple, list)):
+            return self._names() == tuple(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return self._names() + tuple(other)
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+STRATEGIES = RuleNames(lambda r: True, "every rule's name")
+USES_GSTAR = RuleNames(lambda r: r.uses_gstar, "rules that need samples of g*")
+TARGET_ONLY = RuleNames(lambda r: r.space == "target" and r.second_stage is None,
+                        "rules that only ever query the target fidelity")
+DISCRETE_ONLY = RuleNames(lambda r: tuple(r.kinds) == ("discrete",), "rules for discrete fidelities only")
+CONTINUOUS_ONLY = RuleNames(lambda r: tuple(r.kinds) == ("continuous",), "rules for a continuous fidelity only")
 
 
 def check_rule(name: str, discrete: bool) -> Rule:

@@ -28,6 +28,7 @@ import re
 import tomllib
 import types
 import typing
+import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -41,7 +42,7 @@ from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
            "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
-           "parse_compare_config", "STRATEGY_PRESETS", "RUN_SECTIONS", "COMPARE_SECTIONS", "ACQUISITION",
+           "parse_compare_config", "STRATEGY_PRESETS", "DEPRECATED_LABELS", "RUN_SECTIONS", "COMPARE_SECTIONS", "ACQUISITION",
            "read_toml", "check_acquisition", "strategy_misfit", "find_config", "packaged_configs",
            "BUDGET_RULE"]
 
@@ -270,9 +271,10 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
 
 # ---------------------------------------------------------------------------- [compare]
 
-# Named strategies a comparison config may list without a table of its own: the paper's
-# line-up. A [strategies.<label>] table overrides (or defines) a label.
-STRATEGY_PRESETS: dict[str, dict] = {
+# Named strategies a comparison config may list without a table of its own: every
+# registered rule under its own name (its defaults), plus the paper's line-up with knob
+# values. A [strategies.<label>] table overrides (or defines) a label.
+_KNOB_PRESETS: dict[str, dict] = {
     "mumbo-1": {"strategy": "mumbo", "n_gstar": 1},
     "mumbo-10": {"strategy": "mumbo", "n_gstar": 10},
     "mumbo-50": {"strategy": "mumbo", "n_gstar": 50},
@@ -280,15 +282,35 @@ STRATEGY_PRESETS: dict[str, dict] = {
     "mumbo-10-exact": {"strategy": "mumbo", "n_gstar": 10, "gstar_method": "exact"},
     "mumbo-50-exact": {"strategy": "mumbo", "n_gstar": 50, "gstar_method": "exact"},
     "mes": {"strategy": "mes", "n_gstar": 10},
-    "ei": {"strategy": "ei"},
-    "ucb": {"strategy": "ucb"},
-    "mt-ei": {"strategy": "mt_ei"},
-    "mf-gp-ucb": {"strategy": "mf_gp_ucb"},
-    "boca": {"strategy": "boca"},
     "mtbo-50": {"strategy": "mtbo", "mtbo_samples": 50},
     "mtbo-200": {"strategy": "mtbo", "mtbo_samples": 200},
-    "random": {"strategy": "random"},
 }
+# older spellings of two rules' names, accepted as labels with a DeprecationWarning
+DEPRECATED_LABELS = {"mt-ei": "mt_ei", "mf-gp-ucb": "mf_gp_ucb"}
+
+
+class _Presets(Mapping):
+    """label -> preset, rebuilt from :data:`mumbo_jax.bo.rules.RULES` at every use (a
+    rule registered at run time is a preset at once)."""
+
+    def _table(self) -> dict:
+        table = {k: v for k, v in _KNOB_PRESETS.items() if k.startswith("mumbo-")}
+        table.update((name, {"strategy": name}) for name in rules.STRATEGIES)
+        table.update(_KNOB_PRESETS)
+        table.update((old, {"strategy": new}) for old, new in DEPRECATED_LABELS.items())
+        return table
+
+    def __getitem__(self, label):
+        return self._table()[label]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self):
+        return len(self._table())
+
+
+STRATEGY_PRESETS: Mapping[str, dict] = _Presets()
 
 COMPARE = Section("compare", "Several strategies on one benchmark over the same seeds (the same initial designs).", (
     _PROBLEM, _BUDGET,
@@ -366,6 +388,9 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
     check_acquisition(shared, "mumbo", fail)  # the shared table on its own
     settings = {}
     for label in labels:
+        if label in DEPRECATED_LABELS:
+            warnings.warn(f"compare label {label!r} is deprecated; use the rule's own name "
+                          f"{DEPRECATED_LABELS[label]!r}", DeprecationWarning, stacklevel=2)
         if label not in STRATEGY_PRESETS and label not in tables:
             fail(f"[compare] strategies: {label!r} is neither a preset ({', '.join(STRATEGY_PRESETS)}) nor "
                  f"defined by a [strategies.{label}] table")
