@@ -19,27 +19,27 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
   evaluation cap, the largest one-step overhead.
 * ``verdict``: the Figure 3 claim, paired and Holm-adjusted, over the paper-sized sweeps.
 * ``overhead_mtbo``: ``docs/data/overhead_mumbo_vs_mtbo.json``
-  (``experiments/overhead_mumbo_vs_mtbo.py``).
-* ``speed``: ``docs/data/speed.json`` (``experiments/bench_acquisition.py``).
+  (``experiments/paper/overhead_mumbo_vs_mtbo.py``).
+* ``speed``: ``docs/data/speed.json`` (``experiments/performance/bench_acquisition.py``).
 * ``bo_studies``: ``docs/data/bench_bo.jsonl`` and the GPU runs in ``docs/data/gpu/``
-  (``experiments/bench_bo.py regret``).
+  (``experiments/paper/bench_bo.py regret``).
 * ``step_overhead``: the ``overhead`` record of ``docs/data/bench_bo.jsonl``
-  (``experiments/bench_bo.py overhead``).
-* ``decision``: ``docs/data/bench_decision.json`` (``experiments/bench_decision.py``):
+  (``experiments/paper/bench_bo.py overhead``).
+* ``decision``: ``docs/data/bench_decision.json`` (``experiments/performance/bench_decision.py``):
   one ``ask()`` against n, the last run of each label.
-* ``seed_study10``: ``docs/data/seed_study10.json`` (``experiments/seed_study10.py``):
+* ``seed_study10``: ``docs/data/seed_study10.json`` (``experiments/ablations/seed_study_fit_speed.py``):
   which fit-speed piece changes MUMBO's results.
 * ``profile_decision``: the last run in ``docs/data/profile_decision.json``
-  (``experiments/profile_decision.py``): where one decision's time goes.
-* ``sweep10``: ``docs/data/sweep10/sweeps.json`` (``experiments/time_sweep.py``): a
+  (``experiments/performance/profile_decision.py``): where one decision's time goes.
+* ``sweep10``: ``docs/data/sweep10/sweeps.json`` (``experiments/performance/time_sweep.py``): a
   sweep's wall time.
 * ``compare_workers``: ``docs/data/compare_workers.json``
-  (``experiments/bench_compare_workers.py``).
-* ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/fastcv.py``).
-* ``async_study NAME``: ``docs/data/NAME`` (``experiments/async_study.py``).
-* ``batch_study REL``: ``experiments/results13/batch_REL`` and ``s10_REL``
-  (``experiments/ablation_mumbo.py --tag batch``).
-* ``batch_study_defaults REL``: ``experiments/results13/batchd_REL`` (``--tag batchd
+  (``experiments/performance/bench_compare_workers.py``).
+* ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/paper/fastcv.py``).
+* ``async_study NAME``: ``docs/data/NAME`` (``experiments/studies/async_study.py``).
+* ``batch_study REL``: ``experiments/ablations/results/batch_REL`` and ``s10_REL``
+  (``experiments/ablations/ablation_mumbo.py --tag batch``).
+* ``batch_study_defaults REL``: ``experiments/ablations/results/batchd_REL`` (``--tag batchd
   --base-defaults``) and the default's row of ``s10b_REL``.
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
@@ -244,7 +244,7 @@ def _machine(d) -> str:
 def render_bo_studies(root, _arg=None):
     recs = [r for r in _jsonl(root, "docs/data/bench_bo.jsonl") if r["study"] == "regret"]
     gpu_h3 = [r for r in _jsonl(root, "docs/data/gpu/h3.jsonl") if r["study"] == "regret"][-1]
-    lines = ["| problem | command (`python experiments/bench_bo.py regret ...`) | median final simple regret "
+    lines = ["| problem | command (`python experiments/paper/bench_bo.py regret ...`) | median final simple regret "
              "(quartiles) | evaluations per seed | wall time | device |", "|---|---|---|---|---|---|"]
 
     def row(r, note=None):
@@ -285,7 +285,7 @@ def render_step_overhead(root, _arg=None):
     r = [r for r in _jsonl(root, "docs/data/bench_bo.jsonl") if r["study"] == "overhead"][-1]
     lo, hi = r["observations"]
     return (f"Overhead per BO step on Hartmann-3 while the data grow from {lo} to {hi} observations "
-            f"(`python experiments/bench_bo.py overhead`, ask/tell loop, {_device(r)}{_load_note(r)}): median "
+            f"(`python experiments/paper/bench_bo.py overhead`, ask/tell loop, {_device(r)}{_load_note(r)}): median "
             f"{r['median_step_s']:.2f} s (fit {r['median_fit_s']:.2f} s, g* {r['median_gstar_s']:.3f} s, "
             f"maximisation {r['median_maximise_s']:.3f} s).\n")
 
@@ -308,14 +308,14 @@ def render_fastcv(root, model):
 
 
 def render_ablation(root, rel):
-    """An issue-13 screen (``experiments/ablation_mumbo.py``, JSON under
-    experiments/results13/): per variant, median regret of the recommendation at cost
+    """An issue-13 screen (``experiments/ablations/ablation_mumbo.py``, JSON under
+    experiments/ablations/results/): per variant, median regret of the recommendation at cost
     25 / 50 / 100 / the budget, the worst rise of a run's recommended regret above its
     running minimum, the share of evaluations at the target, the coverage of the model's
     95 % interval at the recommendation (share of steps whose true value lies in it; "-"
     for runs recorded before it was) and the median overhead per step (s)."""
     compare = _compare_module()
-    res = _load(root, f"experiments/results13/{rel}")
+    res = _load(root, f"experiments/ablations/results/{rel}")
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
     if "table_checkpoints" in res:  # a file may name its own columns (a long run)
         checkpoints = [float(c) for c in res["table_checkpoints"]]
@@ -365,14 +365,14 @@ def render_decision(root, _arg=None):
     ns = sorted({row["n"] for r in runs.values() for row in r["rows"]})
     lines = ["One decision (`AskTell.ask()`: a full refit, g*, the maximisation) on Hartmann-3 after n told "
              "points, after compilation, median of the runs' repeats; seconds (buffer rows):", "",
-             "| run | command (`python experiments/bench_decision.py ...`) | "
+             "| run | command (`python experiments/performance/bench_decision.py ...`) | "
              + " | ".join(f"n = {n}" for n in ns) + " | n = 300 / n = 40 | machine |",
              "|---|---|" + "---|" * len(ns) + "---|---|"]
     for label, r in runs.items():
         by_n = {row["n"]: row for row in r["rows"]}
         cells = [f"{by_n[n]['ask_s']:.3g} ({by_n[n]['buffer_rows']})" if n in by_n else "" for n in ns]
         ratio = "" if r.get("ratio_300_40") is None else f"{r['ratio_300_40']:.1f}x"
-        args = r["command"].replace("python experiments/bench_decision.py", "").replace(f"--label {label}", "")
+        args = r["command"].replace("python experiments/performance/bench_decision.py", "").replace(f"--label {label}", "")
         args = " ".join(args.split()) or "(defaults)"
         lines.append(f"| {label} | `{args}` | {' | '.join(cells)} | {ratio} | {_machine(r)}, one core"
                      f"{_load_note(r)} |")
@@ -425,7 +425,7 @@ def render_seed_study10(root, _arg=None):
     lines = ["MUMBO (tests/bo_helpers.FAST settings, compiled driver): Forrester budget 60, at most 25 "
              "evaluations, seeds 0-11; Hartmann-3 budget 300, at most 40 evaluations, seeds 0-4; hartmann3_long: "
              "budget 2000, at most 80 evaluations, seeds 0-4 "
-             "(`python experiments/seed_study10.py`). Decisions against the dense default: steps before the "
+             "(`python experiments/ablations/seed_study_fit_speed.py`). Decisions against the dense default: steps before the "
              "first |dx| > 1e-6 or other fidelity, per seed (all: the whole run agrees).", "",
              "| fit | problem | median final regret | max | seeds with regret > 1 | decisions equal to the "
              "default's for the first ... steps |", "|---|---|---|---|---|---|"]
@@ -476,7 +476,7 @@ BATCH_LABELS = {"mumbo+q4gibbon": "GIBBON batches, q = 4", "mumbo+q4kb": "believ
 
 
 def render_batch_study(root, rel):
-    """Synchronous batches of 4 (``experiments/ablation_mumbo.py --levers q4gibbon,q4kb
+    """Synchronous batches of 4 (``experiments/ablations/ablation_mumbo.py --levers q4gibbon,q4kb
     --tag batch``) beside sequential MUMBO from the issue-13 10-seed file of the same
     problem, seeds and settings (``s10_*``): median regret at cost checkpoints with the
     sequential runs' interquartile range, median regret after k BO steps (one batch or
@@ -495,9 +495,9 @@ def render_batch_study_defaults(root, rel):
 
 def _batch_study(root, rel, tag, seq_tag, seq_variant):
     compare = _compare_module()
-    res = _load(root, f"experiments/results13/{tag}_{rel}")
+    res = _load(root, f"experiments/ablations/results/{tag}_{rel}")
     seq_key = "MUMBO, sequential (q = 1)"
-    recs = {seq_key: (_load(root, f"experiments/results13/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
+    recs = {seq_key: (_load(root, f"experiments/ablations/results/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
     recs.update({BATCH_LABELS[v]: (res["variants"][v], 4) for v in BATCH_LABELS if v in res["variants"]})
     budget = float(res["budget"])
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < budget] + [budget]
@@ -539,7 +539,7 @@ def _batch_study(root, rel, tag, seq_tag, seq_variant):
 
 
 def render_async_study(root, name=None):
-    """The simulated-cost study of asynchronous MUMBO (``experiments/async_study.py``;
+    """The simulated-cost study of asynchronous MUMBO (``experiments/studies/async_study.py``;
     ``name``: the file under docs/data, default async_study.json): medians over seeds; a
     time to a regret is the median over the seeds that reached it (how many did is
     shown) and the speed-up the median over seeds of (1 worker's time) / (this one's)
@@ -600,7 +600,7 @@ def render_async_study(root, name=None):
 
 
 def render_gpu_issue10(root, rel=None):
-    """Issue 10's accelerator checks (``bash experiments/gpu_issue10.sh`` and
+    """Issue 10's accelerator checks (``bash experiments/performance/gpu_fit_speed.sh`` and
     ``bench_acquisition.py --fit-batching both --fit-max-iter 200,50`` on a lent GPU;
     ``rel``: the folder under docs/data/gpu)."""
     base = f"docs/data/gpu/{rel or 'issue10_h100'}"
@@ -619,14 +619,14 @@ def render_gpu_issue10(root, rel=None):
              f"| the same, 200 iterations per start (`fitting.fit_params`' default) | "
              f"{ms(fits['vmap, max_iter 200'])} in lock-step ({ms(fits['scan, max_iter 200'])} one after another) "
              "| <= 100 ms |",
-             f"| {cold['seeds']}-seed Hartmann-3 paper-budget sweep of MUMBO-10 (`python3 experiments/bench_bo.py "
+             f"| {cold['seeds']}-seed Hartmann-3 paper-budget sweep of MUMBO-10 (`python3 experiments/paper/bench_bo.py "
              f"regret --problem hartmann3 --budget {cold['budget']:g} --seeds {cold['seeds']} --max-evals "
              f"{cold['max_evals']} --refit-every {cold['refit_every']} --batching vmap --min-buffer "
              f"{cold['min_buffer']}`), today's defaults | {cold['wall_s']:.0f} s from an empty compilation cache, "
              f"{warm['wall_s']:.0f} s from the filled one; median final regret "
              f"{_num(cold['median_final_regret'])}, {min(cold['n_evals'])}-{max(cold['n_evals'])} evaluations "
              "per seed | <= 60 s |",
-             f"| one decision (`python3 experiments/bench_decision.py --ns 40,300 --reps {dec['reps']}`) | "
+             f"| one decision (`python3 experiments/performance/bench_decision.py --ns 40,300 --reps {dec['reps']}`) | "
              f"n = 40: {rows[40]['ask_s']:.3f} s, n = 300: {rows[300]['ask_s']:.3f} s, ratio "
              f"{rows[300]['ask_s'] / rows[40]['ask_s']:.1f}x | <= 3x |",
              f"| MUMBO, N = 10 g*, 10,000 candidates x 3 fidelities / Gumbel g* on 30,000 points | "

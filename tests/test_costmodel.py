@@ -220,7 +220,7 @@ def test_ask_tell_rejects_bad_designs_and_cost_models(toy_task):
 
 
 def test_fabolas_study_short(toy_task):
-    """experiments/fabolas_svm.py, a couple of BO steps on the digits SVM (moved here from
+    """experiments/paper/fabolas_svm.py, a couple of BO steps on the digits SVM (moved here from
     tests/test_hpo.py): its task is this file's toy task up to the known cost's Python
     function (a pytree's static part), so the study runs on ``toy_task`` and its MUMBO leg
     (SMALL, an 8-point design, the learned cost, two decisions) reuses the compiled programs
@@ -231,7 +231,7 @@ def test_fabolas_study_short(toy_task):
     from mumbo_jax.benchmarks import hpo
 
     spec = importlib.util.spec_from_file_location(
-        "fabolas_svm", pathlib.Path(__file__).resolve().parents[1] / "experiments" / "fabolas_svm.py")
+        "fabolas_svm", pathlib.Path(__file__).resolve().parents[1] / "experiments" / "paper" / "fabolas_svm.py")
     fab = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fab)
     obj = hpo.SubsetSVM(hpo.digits_split(0, augment=False))

@@ -1,6 +1,6 @@
 """Ablation of MUMBO's robustness levers (issue 13) against the two-stage baselines.
 
-    taskset -c 1 python experiments/ablation_mumbo.py --problems hartmann3 --seeds 3 --budget 150 \
+    taskset -c 1 python experiments/ablations/ablation_mumbo.py --problems hartmann3 --seeds 3 --budget 150 \
         --levers base,fit,floor,disc,inc_target,protect --baselines mt_ei,mf_gp_ucb,ei
 
 Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = MUMBO-10
@@ -57,7 +57,7 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
   query it at the target (a target-protecting rule).
 
 Baselines (``mt_ei``, ``mf_gp_ucb``, ``ei``, ...) run with the same model and fit settings
-as ``base``. Output: one JSON per problem under experiments/results13/ with per-seed
+as ``base``. Output: one JSON per problem under experiments/ablations/results/ with per-seed
 curves, the fidelity of every evaluation, and per-step overheads; a summary is printed
 (median regret at cost checkpoints, fraction of evaluations at the target, overhead).
 """
@@ -83,7 +83,7 @@ except AttributeError:
 try:
     import mumbo_jax  # noqa: F401
 except ImportError:
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import incumbent  # noqa: E402
@@ -92,7 +92,7 @@ from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.bo.timing import StepClock  # noqa: E402
 from mumbo_jax.run import compare  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parent / "results13"
+OUT = pathlib.Path(__file__).resolve().parent / "results"
 
 # lever -> (settings overrides, model kind or None, spec overrides)
 LEVERS = {

@@ -1,6 +1,6 @@
 """Where MUMBO evaluates on Hartmann-3, and what its own model would recommend (issue 13).
 
-    python experiments/diag_recommendation.py SEED
+    python experiments/ablations/diag_recommendation.py SEED
 
 Part 1 (compiled loop, budget 150, ``refit_every = 5``, ``local_frac = 0.25``): MT-EI and
 MUMBO's last 20 evaluations (distance to the optimiser, fidelity), and the model's bias

@@ -4,9 +4,9 @@
 # one process each at once on the one GPU (the compiled loop vmaps the seeds there).
 # Each run saves its seeds' curves whenever the buffers grow (--partial), so a run cut
 # by the time limit keeps what it made. Everything lands in $OUT/h6_6000.tar.gz.
-. "$(dirname "$0")/gpu_env.sh" || exit 1
+. "$(dirname "$0")/../gpu_env.sh" || exit 1
 T=${H6_TIMEOUT:-470}
-A="experiments/ablation_mumbo.py --problems hartmann6 --seeds 5 --partial"
+A="experiments/ablations/ablation_mumbo.py --problems hartmann6 --seeds 5 --partial"
 K="--budget 6000 --max-evals 700 --checkpoints 25,50,100,200,600,1000,2000,4000"
 L=docs/data/gpu/h6_6000; mkdir -p $L
 timeout $T python3 $A $K --levers faces+local+inc_global+cal --tag gpu6k > $L/gpu6k.log 2>&1 &
@@ -16,5 +16,5 @@ timeout $T python3 $A --budget 600 --max-evals 250 --checkpoints 25,50,100,200 \
   --levers faces+local+inc_global+cal+nuts4 --tag gpu6n > $L/gpu6n.log 2>&1 &
 wait
 nvidia-smi --query-gpu=name,memory.used --format=csv
-tar czf "$OUT/h6_6000.tar.gz" $L experiments/results13/gpu6k* experiments/results13/gpu6n*
+tar czf "$OUT/h6_6000.tar.gz" $L experiments/ablations/results/gpu6k* experiments/ablations/results/gpu6n*
 tail -n 2 $L/*.log

@@ -5,9 +5,9 @@
 # cannot rise on noise-free data) at cost 600 and at the paper budget of 6000
 # (--partial: a run cut by the time limit keeps its curves).
 # One process each at once on the one GPU. Everything lands in $OUT/h6_floorcv.tar.gz.
-. "$(dirname "$0")/gpu_env.sh" || exit 1
+. "$(dirname "$0")/../gpu_env.sh" || exit 1
 T=${H6_TIMEOUT:-420}
-A="experiments/ablation_mumbo.py --problems hartmann6 --seeds 5"
+A="experiments/ablations/ablation_mumbo.py --problems hartmann6 --seeds 5"
 L=docs/data/gpu/h6_floorcv; mkdir -p $L
 K="--budget 600 --max-evals 250 --checkpoints 25,50,100,200"
 timeout $T python3 $A $K --levers faces+local+inc_global+cal+floorcv --tag gpu6Lfloorcv > $L/gpu6Lfloorcv.log 2>&1 &
@@ -15,5 +15,5 @@ timeout $T python3 $A $K --levers faces+local+inc_target+cal --tag gpu6Ltarget >
 timeout $T python3 $A --partial --budget 6000 --max-evals 700 --checkpoints 25,50,100,200,600,1000,2000,4000 \
   --levers faces+local+inc_target+cal --tag gpu6ktarget > $L/gpu6ktarget.log 2>&1 &
 wait
-tar czf "$OUT/h6_floorcv.tar.gz" $L experiments/results13/gpu6Lfloorcv* experiments/results13/gpu6Ltarget* experiments/results13/gpu6ktarget*
+tar czf "$OUT/h6_floorcv.tar.gz" $L experiments/ablations/results/gpu6Lfloorcv* experiments/ablations/results/gpu6Ltarget* experiments/ablations/results/gpu6ktarget*
 tail -n 1 $L/*.log

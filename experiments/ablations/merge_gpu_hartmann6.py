@@ -1,4 +1,4 @@
-"""Merge the session-9 GPU runs of Hartmann-6 (``bash experiments/gpu_h6_6000.sh``) into the
+"""Merge the session-9 GPU runs of Hartmann-6 (``bash experiments/ablations/gpu_hartmann6_6000.sh``) into the
 files that docs/RESULTS.md renders:
 
 * ``gpu6kall_hartmann6_b6000_s0-4.json``: the default, MT-EI and MF-GP-UCB at cost 6000
@@ -8,7 +8,7 @@ files that docs/RESULTS.md renders:
   cost 600 (its decisions do not depend on the budget, so this is its cost-600 run) and
   the NUTS lever's cost-600 run.
 
-    python experiments/merge_gpu_h6.py
+    python experiments/ablations/merge_gpu_hartmann6.py
 
 and plots regret against cost at 6000 (each seed thin, the median thick) to
 ``docs/data/gpu/h6_6000/regret_vs_cost.png``.
@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent / "results13"
+ROOT = pathlib.Path(__file__).resolve().parent / "results"
 DEFAULT = "mumbo+faces+local+inc_global+cal"
 
 
@@ -71,7 +71,7 @@ def plot(merged):
            ylabel="simple regret of the recommendation",
            title="Hartmann-6, 4 fidelities, 5 seeds, one H100 (session 9)")
     ax.legend(fontsize=8)
-    out = ROOT.parents[1] / "docs" / "data" / "gpu" / "h6_6000" / "regret_vs_cost.png"
+    out = ROOT.parents[2] / "docs" / "data" / "gpu" / "h6_6000" / "regret_vs_cost.png"
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     print(out)

@@ -1,8 +1,8 @@
-"""Build one ablation results file (experiments/results13/) from rows of others, so a
+"""Build one ablation results file (experiments/ablations/results/) from rows of others, so a
 table compares runs made at different times on the same seeds (the first row is the
 reference of the table's paired tests).
 
-    python experiments/merge_rows.py --out s9g_m_hartmann3_b150_s0-9.json \
+    python experiments/ablations/merge_rows.py --out s9g_m_hartmann3_b150_s0-9.json \
         s10b_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal \
         s9g_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal+nuts4 \
         "s10b_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal+nuts4=...+nuts4 (full grid)"
@@ -17,7 +17,7 @@ import argparse
 import json
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parent / "results13"
+ROOT = pathlib.Path(__file__).resolve().parent / "results"
 
 
 def merge(out: str, rows: list[str]) -> dict:
@@ -40,7 +40,7 @@ def merge(out: str, rows: list[str]) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="file name under experiments/results13/")
+    ap.add_argument("--out", required=True, help="file name under experiments/ablations/results/")
     ap.add_argument("rows", nargs="+", help="FILE:VARIANT or FILE:VARIANT=NEW NAME")
     args = ap.parse_args(argv)
     merged = merge(args.out, args.rows)

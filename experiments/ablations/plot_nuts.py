@@ -1,10 +1,10 @@
 """Plot issue 13's NUTS lever against the default on the six same-code problems.
 
-    python experiments/plot_nuts.py
+    python experiments/ablations/plot_nuts.py
 
-Reads ``experiments/results13/s9gm_*.json`` (rows ``mumbo+faces+local+inc_global+cal``, the
+Reads ``experiments/ablations/results/s9gm_*.json`` (rows ``mumbo+faces+local+inc_global+cal``, the
 default, and its ``+nuts4`` / ``+nuts`` variants on today's code, each sample's g* on its
-share of one grid; ``experiments/merge_rows.py`` built them, docs/RESULTS.md says how) and draws, per problem, the coverage of
+share of one grid; ``experiments/ablations/merge_rows.py`` built them, docs/RESULTS.md says how) and draws, per problem, the coverage of
 the 95 % interval at the recommendation and the median regret at the budget, to
 ``docs/data/issue13/nuts_vs_default.png``.
 """
@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT = "mumbo+faces+local+inc_global+cal"
 ROWS = {DEFAULT: "default (MAP)", DEFAULT + "+nuts4": "NUTS, 4 samples", DEFAULT + "+nuts": "NUTS, 8 samples"}
 import sys  # noqa: E402
@@ -36,7 +36,7 @@ def budget(name: str) -> float:
 
 
 def main():
-    data = {f: json.loads((ROOT / "experiments" / "results13" / f"s9gm_{f}_s0-9.json").read_text())["variants"]
+    data = {f: json.loads((ROOT / "experiments" / "ablations" / "results" / f"s9gm_{f}_s0-9.json").read_text())["variants"]
             for f in FILES}
     fig, (ax_c, ax_r) = plt.subplots(1, 2, figsize=(11, 4))
     width = 0.8 / len(ROWS)

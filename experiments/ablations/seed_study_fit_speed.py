@@ -1,7 +1,7 @@
 """Issue 10's seed study: which fit-speed piece changes MUMBO's decisions, and for worse?
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
-        python experiments/seed_study10.py --variant dense [--problems forrester,hartmann3]
+        python experiments/ablations/seed_study_fit_speed.py --variant dense [--problems forrester,hartmann3]
 
 One variant per process (each compiles its own programs; ``--variant all`` runs them
 one after another in subprocesses):
@@ -40,7 +40,7 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402

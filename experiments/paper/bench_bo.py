@@ -1,7 +1,7 @@
 """Multi-seed MUMBO studies on the paper's synthetic problems, and per-step overhead.
 
-    python experiments/bench_bo.py regret --problem forrester --budget 200 --seeds 10 --max-evals 80
-    python experiments/bench_bo.py overhead            # Hartmann-3, 20..60 observations
+    python experiments/paper/bench_bo.py regret --problem forrester --budget 200 --seeds 10 --max-evals 80
+    python experiments/paper/bench_bo.py overhead            # Hartmann-3, 20..60 observations
 
 ``regret`` runs the compiled loop (all seeds in one vmapped program per buffer size)
 and prints the median / quartiles of the final simple regret, the wall time, and the
@@ -36,12 +36,12 @@ except AttributeError:  # a jax without the flag
 try:
     import mumbo_jax  # noqa: F401
 except ImportError:
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.bo import loop
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parents[1] / "docs" / "data" / "bench_bo.jsonl"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "bench_bo.jsonl"
 
 
 def _record(row, out=None):

@@ -17,8 +17,8 @@ validation error seen, for random search); its test error (trained on all traini
 data, scored on held-out digits) is computed after the runs. JIT compilation happens in
 an untimed warm-up first (it is a one-off per process: ~1 min on the shared machine).
 
-    python experiments/fabolas_svm.py                         # 3 seeds x 40 s (~9 min)
-    python experiments/fabolas_svm.py --seeds 5 --budget 300  # the longer study (~80 min)
+    python experiments/paper/fabolas_svm.py                         # 3 seeds x 40 s (~9 min)
+    python experiments/paper/fabolas_svm.py --seeds 5 --budget 300  # the longer study (~80 min)
 
 Writes ``docs/data/fabolas_svm.json`` and ``docs/fabolas_svm.png`` and prints
 a table (mean test error at a quarter, half and all of the budget, evaluations, mean
@@ -45,7 +45,7 @@ from mumbo_jax.benchmarks import hpo
 from mumbo_jax.bo import loop, optimize
 from mumbo_jax.bo import strategies
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "ei", "random")
 SETTINGS = loop.BOSettings(n_gstar=5, n_candidates=1000, n_starts=8, n_polish_steps=30, fit_restarts=2,
                            fit_max_iter=50)

@@ -17,9 +17,9 @@ All three start from the same 2 d random settings evaluated on every fold. Tasks
 * ``--model gbm``: gradient boosting (log10 learning rate, max depth, subsample),
   5-fold CV log-loss on 300 breast-cancer cases; test log-loss on the other 269.
 
-    python experiments/fastcv.py --model svm     # 2 seeds, 30 fits after the design (~10 min)
-    python experiments/fastcv.py --model gbm     # 2 seeds, 30 fits after the design (~10 min)
-    python experiments/fastcv.py --model svm --seeds 5 --fits 150   # the longer study (~1.5 h)
+    python experiments/paper/fastcv.py --model svm     # 2 seeds, 30 fits after the design (~10 min)
+    python experiments/paper/fastcv.py --model gbm     # 2 seeds, 30 fits after the design (~10 min)
+    python experiments/paper/fastcv.py --model svm --seeds 5 --fits 150   # the longer study (~1.5 h)
 
 The incumbent is the evaluated setting with the best posterior mean of g; its exact CV
 mean and held-out loss are computed after the runs. Writes
@@ -45,7 +45,7 @@ from mumbo_jax.bo import loop, optimize
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.bo import strategies
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "mt_ei", "cv_ei")
 SETTINGS = loop.BOSettings(n_gstar=5, n_candidates=500, n_starts=6, n_polish_steps=25, fit_restarts=2,
                            fit_max_iter=50)

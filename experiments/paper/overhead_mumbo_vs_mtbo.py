@@ -1,7 +1,7 @@
 """Decision overhead of MUMBO-N against MTBO-N as the number of samples N grows.
 
-    python experiments/overhead_mumbo_vs_mtbo.py                       # Hartmann-3 and Hartmann-6
-    python experiments/overhead_mumbo_vs_mtbo.py --problems hartmann6 --samples 1 10 50 200 1000
+    python experiments/paper/overhead_mumbo_vs_mtbo.py                       # Hartmann-3 and Hartmann-6
+    python experiments/paper/overhead_mumbo_vs_mtbo.py --problems hartmann6 --samples 1 10 50 200 1000
 
 On a posterior fitted to a random design (``--points`` per fidelity) the script times
 one decision of each strategy, the hyper-parameter fit excluded (it is the same for
@@ -31,13 +31,13 @@ jax.config.update("jax_enable_x64", True)
 try:
     import mumbo_jax  # noqa: F401
 except ImportError:
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.gp import fitting
 from mumbo_jax.bo import loop
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "data" / "overhead_mumbo_vs_mtbo.json"
 FIG = ROOT / "docs" / "overhead_mumbo_vs_mtbo.png"
 
@@ -93,7 +93,7 @@ def main(argv=None):
                 print(f"  {strategy.upper()}-{N}: {t:.3f} s per decision", flush=True)
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"command": "python experiments/overhead_mumbo_vs_mtbo.py " + " ".join(argv or sys.argv[1:]),
+    out.write_text(json.dumps({"command": "python experiments/paper/overhead_mumbo_vs_mtbo.py " + " ".join(argv or sys.argv[1:]),
                                "device": jax.devices()[0].device_kind, "jax": jax.__version__,
                                "cpu_count": os.cpu_count(), "loadavg_start": load_start,
                                "loadavg_end": os.getloadavg(), "repeats": args.repeats, "rows": rows}, indent=1) + "\n")

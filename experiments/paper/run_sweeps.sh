@@ -7,16 +7,16 @@
 #  * reduced (2-5 seeds, reduced budgets, sized for a shared 2-core CPU, each a few to ~15 minutes):
 #    the rest.
 #
-# Usage: experiments/run_sweeps.sh [overhead] [currin] [currin_budget200] [hartmann3] [currin_continuous] [borehole]
+# Usage: experiments/paper/run_sweeps.sh [overhead] [currin] [currin_budget200] [hartmann3] [currin_continuous] [borehole]
 #                                  [hartmann6] [rosenbrock]        (default: these, in this order)
-#        experiments/run_sweeps.sh currin_full borehole_full hartmann3_full currin_continuous_full
+#        experiments/paper/run_sweeps.sh currin_full borehole_full hartmann3_full currin_continuous_full
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python}
 run() { echo "== $*"; "$PY" -m mumbo_jax compare "$@"; }
 one() {
   case "$1" in
-    overhead) "$PY" experiments/overhead_mumbo_vs_mtbo.py --samples 1 10 50 200 ;;
+    overhead) "$PY" experiments/paper/overhead_mumbo_vs_mtbo.py --samples 1 10 50 200 ;;
     currin) run configs/compare_currin.toml --seeds 3 --budget 100 --max-evals 80 --out docs/results/currin \
         --strategies mumbo-1,mumbo-10,mumbo-50,mumbo-10-exact,ei,mes,mt-ei,mf-gp-ucb,mtbo-50,random ;;
     currin_budget200) run configs/compare_currin.toml --seeds 5 --budget 200 --max-evals 150 \

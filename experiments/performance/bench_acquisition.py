@@ -1,6 +1,6 @@
 """Speed of one MUMBO step's pieces on a 3-fidelity ICM posterior (100 points, 3-D).
 
-    taskset -c 0 python experiments/bench_acquisition.py [--repeats 20] [--out docs/data/speed.json]
+    taskset -c 0 python experiments/performance/bench_acquisition.py [--repeats 20] [--out docs/data/speed.json]
 
 Prints the median wall time after compilation of
   (a) MUMBO (N = 10 g*) on 10,000 candidates at each of the 3 fidelities, joint
@@ -31,7 +31,7 @@ jax.config.update("jax_enable_x64", True)
 try:
     import mumbo_jax  # noqa: F401
 except ImportError:  # a plain checkout: import the package beside this script
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.acquisition import acquisitions, maxvalue
 from mumbo_jax.gp import fitting as fit, models, posterior
@@ -57,7 +57,7 @@ def main():
     parser.add_argument("--fit-max-iter", default="200",
                         help="comma list of L-BFGS iteration caps for (c): 200 is fit_params' default, "
                              "50 the BO loop's (BOSettings.fit_max_iter)")
-    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "docs" / "data" / "speed.json"))
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "speed.json"))
     args = parser.parse_args()
 
     load_start = os.getloadavg()
@@ -111,7 +111,7 @@ def main():
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
-        "command": "taskset -c 0 python experiments/bench_acquisition.py", "repeats": args.repeats,
+        "command": "taskset -c 0 python experiments/performance/bench_acquisition.py", "repeats": args.repeats,
         "device": jax.devices()[0].device_kind, "jax": jax.__version__, "cpu_count": os.cpu_count(),
         "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
         "observations": n, "candidates": n_cand, "fidelities": 3, "n_gstar": n_gstar,

@@ -2,7 +2,7 @@
 twice, one strategy after another (``--workers 1``) and two at once in pinned worker
 processes (``--workers 2``), wall time of each:
 
-    python experiments/bench_compare_workers.py [--config compare_currin] [--strategies mumbo-10,ei]
+    python experiments/performance/bench_compare_workers.py [--config compare_currin] [--strategies mumbo-10,ei]
         [--seeds 3] [--budget 60] [--max-evals 30]
 
 Not pinned itself (the workers pin themselves; ``--workers 1`` runs in this process
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
@@ -56,7 +56,7 @@ def main(argv=None):
                              "z": {k: [s["z"] for s in v["per_seed"]] for k, v in res["strategies"].items()}}
             print(f"workers {workers}: {wall:.0f} s (load average {load0[0]:.1f})", flush=True)
     same = runs[1]["z"] == runs[2]["z"]
-    record = {"command": "python experiments/bench_compare_workers.py " + " ".join(argv or sys.argv[1:]),
+    record = {"command": "python experiments/performance/bench_compare_workers.py " + " ".join(argv or sys.argv[1:]),
               "config": args.config, "strategies": args.strategies, "seeds": args.seeds, "budget": args.budget,
               "max_evals": args.max_evals, "cpu_count": os.cpu_count(), "same_fidelities": same,
               "time": time.strftime("%Y-%m-%d %H:%M:%S"),

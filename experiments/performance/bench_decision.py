@@ -1,7 +1,7 @@
 """Cost of ONE BO decision (``AskTell.ask()``) against the number of observations.
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
-        python experiments/bench_decision.py [--ns 20,40,100,150,200,300] [--reps 5] [--label defaults]
+        python experiments/performance/bench_decision.py [--ns 20,40,100,150,200,300] [--reps 5] [--label defaults]
         [--set fit_ftol=1e-9 --set full_refit_every=10] [--objective tinygp] [--pow2-buffers]
         [--start fitted]
 
@@ -45,7 +45,7 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
@@ -155,7 +155,7 @@ def main(argv=None):
     if ratio is not None:
         print(f"ask(n=300) / ask(n=40) = {ratio:.2f}; ask(n=300) = {by_n[300]['ask_s']:.3f} s "
               f"(targets: <= 3, <= 1 s)")
-    command = " ".join(["python experiments/bench_decision.py", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python experiments/performance/bench_decision.py", *(argv if argv is not None else sys.argv[1:])])
     out = pathlib.Path(args.out)
     runs = json.loads(out.read_text()) if out.exists() else []
     runs.append({"label": args.label, "command": command, "settings": overrides, "objective": args.objective,

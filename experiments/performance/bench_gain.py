@@ -1,6 +1,6 @@
 """Time mumbo_gain for 30,000 candidates x 10 g* samples (300,000 (gamma, rho) pairs).
 
-Run pinned to one core:  taskset -c 0 /work/venv/bin/python experiments/bench_gain.py
+Run pinned to one core:  taskset -c 0 /work/venv/bin/python experiments/performance/bench_gain.py
 Prints the median wall time of the jitted default (table) path and of the direct
 Simpson reference path, after compilation, plus mes_gain for scale.
 """
@@ -15,7 +15,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 from mumbo_jax.acquisition.acquisitions import mes_gain, mumbo_gain, mumbo_gain_simpson  # noqa: E402
 
 

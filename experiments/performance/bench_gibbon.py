@@ -1,6 +1,6 @@
 """Time of one greedy GIBBON batch (q = 4) on a fitted 3-fidelity Hartmann-3 posterior.
 
-    taskset -c 0 python experiments/bench_gibbon.py [--repeats 10] [--n-extra 30]
+    taskset -c 0 python experiments/performance/bench_gibbon.py [--repeats 10] [--n-extra 30]
 
 Data: the BO loop's initial design for Hartmann-3 (``mumbo_jax.benchmarks.tasks.problem_task``
 and ``initial_design``: 2 d = 6 points at each of the 3 fidelities) plus ``--n-extra``
@@ -30,7 +30,7 @@ jax.config.update("jax_enable_x64", True)
 try:
     import mumbo_jax  # noqa: F401
 except ImportError:  # a plain checkout: import the package beside this script
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.acquisition import acquisitions, fantasy, gibbon, maxvalue  # noqa: E402
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402

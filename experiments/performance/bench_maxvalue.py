@@ -2,7 +2,7 @@
 
 Run pinned to one core, as the BO loop's numbers are quoted:
 
-    taskset -c 0 /work/venv/bin/python experiments/bench_maxvalue.py
+    taskset -c 0 /work/venv/bin/python experiments/performance/bench_maxvalue.py
 
 Prints the median wall time after compilation (also for the quartile bisection alone and
 for the exact sampler on a 1,000-point grid, for scale).
@@ -21,7 +21,7 @@ jax.config.update("jax_enable_x64", True)
 try:
     import mumbo_jax  # noqa: F401  (installed, or run from the repository root)
 except ImportError:  # a plain checkout: import the package beside this script
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.acquisition.maxvalue import exact_max_samples, gumbel_max_samples, max_value_quantiles
 

@@ -2,7 +2,7 @@
 MUMBO-10, MCMC included"): one decision with and without a refit, per setting.
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
-        python experiments/bench_nuts.py [--ns 40,100] [--reps 3] [--refit-every 5]
+        python experiments/performance/bench_nuts.py [--ns 40,100] [--reps 3] [--refit-every 5]
 
 Settings: ``paper`` (MUMBO-10 as the paper runs it: uniform candidates, the best evaluated
 mean as the recommendation), ``defaults`` (today's BOSettings), ``nuts4`` and ``nuts8``
@@ -30,9 +30,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design, timed_asks  # noqa: E402
 

@@ -2,9 +2,9 @@
 evaluations and their unit cost, the g* stage's pieces and the maximisation.
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
-        python experiments/profile_decision.py [--ns 40,300] [--reps 5]
+        python experiments/performance/profile_decision.py [--ns 40,300] [--reps 5]
 
-Uses the told data of ``experiments/bench_decision.py`` (Hartmann-3, seed 0) and prints,
+Uses the told data of ``experiments/performance/bench_decision.py`` (Hartmann-3, seed 0) and prints,
 per n: the number of objective (value and gradient) evaluations a fresh ``ask()``'s fit
 makes per L-BFGS start (counted by a host callback in a separate, instrumented trace),
 the time of one evaluation, of its Cholesky and of the posterior's conditioning, the
@@ -30,9 +30,9 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design, timed_asks  # noqa: E402
 from mumbo_jax.acquisition import maxvalue  # noqa: E402
@@ -131,7 +131,7 @@ def main(argv=None):
                          "evaluation_ms": 1e3 * t_eval, "cholesky_ms": 1e3 * t_chol, "condition_ms": 1e3 * t_cond,
                          "grid_points": n_grid + rows, "grid_moments_ms": 1e3 * t_moments,
                          "gumbel_ms": 1e3 * t_gumbel})
-    command = " ".join(["python experiments/profile_decision.py", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python experiments/performance/profile_decision.py", *(argv if argv is not None else sys.argv[1:])])
     out = pathlib.Path(args.out)
     runs = json.loads(out.read_text()) if out.exists() else []
     runs.append({"command": command, "time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.node(),

@@ -1,7 +1,7 @@
 """Wall time of a `mumbo-jax compare` sweep (issue 10: the 10-seed Hartmann-3 paper-budget
 sweep of MUMBO-10 in 15 minutes on the 2-core machine).
 
-    python experiments/time_sweep.py [--config compare_hartmann3] [--strategies mumbo-10] [--seeds 10]
+    python experiments/performance/time_sweep.py [--config compare_hartmann3] [--strategies mumbo-10] [--seeds 10]
         [--workers 2] [--cache fresh|default] [--label NAME]
 
 Runs ``mumbo-jax compare CONFIG --seeds N --strategies S --workers W --out RUN`` in a
@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "data" / "sweep10"
 
 

@@ -22,7 +22,7 @@ wall-clock the sleeps are.
 
 Run (the study in docs/RESULTS.md: 20 runs at once, about 40 minutes on one core):
 
-    taskset -c 0 python experiments/async_study.py --seeds 5 --budget 1000 --sleep-per-cost 2 \\
+    taskset -c 0 python experiments/studies/async_study.py --seeds 5 --budget 1000 --sleep-per-cost 2 \\
         --fixed-times 300 600 1200 --concurrent --out docs/data/async_study5.json
 """
 
@@ -274,7 +274,7 @@ def main(argv=None):
         "machine": {"cpus": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)), "python": sys.version.split()[0],
                     "platform": platform.platform(), "loadavg_start": list(load_start),
                     "loadavg_end": list(os.getloadavg())},
-        "command": "python experiments/async_study.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python experiments/studies/async_study.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "summary": summary,
         "runs": [{k: v for k, v in r.items() if k != "completions"}
                  | {"times": [c["t"] for c in r["completions"]], "costs": [c["cost"] for c in r["completions"]],

@@ -7,7 +7,7 @@ kernel over the fidelity times a Matern-5/2 kernel over the hyper-parameters:
 
 * continuous fidelity: phi(z) = (1, z) with z scaled to [0, 1]: for each x, log c is
   linear in z with an intercept and slope that vary smoothly with x (a cost polynomial
-  in the data size when z is a log data fraction, as in ``experiments/fabolas_svm.py``);
+  in the data size when z is a log data fraction, as in ``experiments/paper/fabolas_svm.py``);
   the linear basis extrapolates beyond the observed fidelities instead of reverting to
   the mean;
 * discrete fidelities/tasks: phi(z) = one_hot(z), an intrinsic coregionalisation

@@ -13,7 +13,7 @@ products:
 
 Measured on one core at n = 320 (the fit's buffer at 300 points): L^-1 and K^-1 from L
 in 1.2 ms against 4.3 ms by ``solve_triangular`` and a product
-(``experiments/profile_decision.py``). The results agree with the direct forms to
+(``experiments/performance/profile_decision.py``). The results agree with the direct forms to
 rounding (tests/test_linalg.py, against numpy). Pure algebra in the dtype it is given;
 it runs inside the checked entry points of :mod:`mumbo_jax.gp.fitting` and
 :mod:`mumbo_jax.gp.posterior`.
