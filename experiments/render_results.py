@@ -654,9 +654,36 @@ def render_text(text: str, root=ROOT) -> str:
         name, arg = m.group(2), m.group(3)
         if name not in RENDERERS:
             raise ValueError(f"unknown renderer {name!r} in marker {m.group(1).strip()}; known: {sorted(RENDERERS)}")
-        return m.group(1) + RENDERERS[name](root, arg) + m.group(5)
+        return m.group(1) + current_paths(RENDERERS[name](root, arg)) + m.group(5)
 
     return MARKER.sub(sub, text)
+
+
+# the data records keep the command they were made with; scripts have since moved into
+# experiments/{paper,ablations,performance,studies}: a quoted command names today's path
+MOVED = {
+    "run_sweeps.sh": "paper", "bench_bo.py": "paper", "fabolas_svm.py": "paper", "fastcv.py": "paper",
+    "overhead_mumbo_vs_mtbo.py": "paper", "bench_acquisition.py": "performance",
+    "bench_decision.py": "performance", "bench_gain.py": "performance", "bench_gibbon.py": "performance",
+    "bench_maxvalue.py": "performance", "bench_nuts.py": "performance", "profile_decision.py": "performance",
+    "time_sweep.py": "performance", "bench_compare_workers.py": "performance",
+    "gpu_issue10.sh": "performance/gpu_fit_speed.sh", "ablation_mumbo.py": "ablations",
+    "merge_rows.py": "ablations", "plot_nuts.py": "ablations", "diag_recommendation.py": "ablations",
+    "merge_s10.sh": "ablations/merge_floorcv.sh", "gpu_h6.sh": "ablations/gpu_hartmann6.sh",
+    "gpu_h6_6000.sh": "ablations/gpu_hartmann6_6000.sh", "gpu_h6_floorcv.sh": "ablations/gpu_hartmann6_floorcv.sh",
+    "gpu_h6_levers.sh": "ablations/gpu_hartmann6_levers.sh", "merge_gpu_h6.py": "ablations/merge_gpu_hartmann6.py",
+    "seed_study10.py": "ablations/seed_study_fit_speed.py", "async_study.py": "studies",
+}
+_MOVED_RE = re.compile(r"experiments/(" + "|".join(re.escape(k) for k in MOVED) + r")\b")
+
+
+def current_paths(text: str) -> str:
+    """``text`` with every old ``experiments/SCRIPT`` path replaced by the script's path today."""
+    def sub(m):
+        where = MOVED[m.group(1)]
+        return "experiments/" + (where if "/" in where else f"{where}/{m.group(1)}")
+
+    return _MOVED_RE.sub(sub, text.replace("experiments/results13", "experiments/ablations/results"))
 
 
 def markers(text: str) -> list[tuple[str, str | None]]:
