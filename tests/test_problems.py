@@ -34,7 +34,19 @@ SPEC = {
     "park": (4, 2, (10.0, 1.0), (0.0, 0.0), True, 25.589254, 1e-6),
     "branin_aug": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
     "perdikaris": (1, 2, (10.0, 1.0), (0.0, 0.0), False, -1.3520063, 1e-6),
+    # the unreliable suite (tests/test_unreliable_problems.py checks the cheap sources' claims)
+    "unrel_forrester_reliable": (1, 2, (10.0, 1.0), (0.0, 0.0), False, -6.02074, 1e-5),
+    "unrel_forrester_biased": (1, 2, (10.0, 1.0), (0.0, 0.0), False, -6.02074, 1e-5),
+    "unrel_branin_reliable": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
+    "unrel_branin_anti": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
+    "unrel_hartmann3_reliable": (3, 2, (10.0, 1.0), (0.0, 0.0), False, -3.862780, 1e-6),
+    "unrel_hartmann3_noisy": (3, 2, (10.0, 1.0), (0.0, 0.25), False, -3.862780, 1e-6),
+    "unrel_hartmann3_twotask": (3, 2, (10.0, 1.0), (0.0, 0.0), False, -3.862780, 1e-6),
+    "unrel_currin_negated": (2, 2, (10.0, 1.0), (0.0, 0.0), True, 13.798722, 1e-6),
+    "unrel_park_partial": (4, 2, (10.0, 1.0), (0.0, 0.0), True, 25.589254, 1e-6),
+    "unrel_branin_continuous": (2, None, None, (0.0,), False, 0.397887, 1e-6),
 }
+UNRELIABLE = set(P.SUITES["unreliable"])
 
 
 UNIFORM_BLOCK = 256  # >= n * dim of every _interior_points call below
@@ -166,7 +178,74 @@ def _np_perdikaris(x, m):
     return (x[0] - math.sqrt(2)) * lo**2 if m == 0 else lo
 
 
+def _np_forrester_lf(a, b, c):
+    def f(x, m):
+        hi = _np_forrester(x, 0)
+        return hi if m == 0 else a * hi + b * (x[0] - 0.5) + c
+
+    return f
+
+
+def _np_branin_params(x, b, c, t):
+    x1, x2 = x
+    return (x2 - b * x1**2 + c * x1 - 6) ** 2 + 10 * (1 - t) * math.cos(x1) + 10
+
+
+_B0, _C0, _T0 = 5.1 / (4 * math.pi**2), 5 / math.pi, 1 / (8 * math.pi)
+
+
+def _np_toal_branin(a):
+    def f(x, m):
+        hi = _np_branin_params(x, _B0, _C0, _T0)
+        quad = x[1] - _B0 * x[0] ** 2 + _C0 * x[0] - 6
+        return hi if m == 0 else hi - (a + 0.5) * quad**2
+
+    return f
+
+
+def _np_branin_continuous(x, z):
+    return _np_branin_params(x, _B0 - 0.01 * (1 - z), _C0 - 0.1 * (1 - z), _T0 + 0.005 * (1 - z))
+
+
+_H3_ARGS = (
+    [[3, 10, 30], [0.1, 10, 35], [3, 10, 30], [0.1, 10, 35]],
+    [3689, 1170, 2673, 4699, 4387, 7470, 1091, 8732, 5547, 381, 5743, 8828],
+)
+
+
+def _np_toal_hartmann3(a):
+    A, flat = _H3_ARGS
+    alpha = [1.0, 1.2, 3.0, 3.2]
+
+    def f(x, m):
+        factor = 1.0 if m == 0 else 0.75 * (a + 1)
+        total = 0.0
+        for i in range(4):
+            s = sum(A[i][j] * (x[j] - factor * flat[3 * i + j] * 1e-4) ** 2 for j in range(3))
+            total -= alpha[i] * math.exp(-s)
+        return total
+
+    return f
+
+
+def _np_park_partial(x, m):
+    if m == 0:
+        return _np_park(x, 0)
+    w = 1 / (1 + math.exp((x[0] - 0.5) / 0.05))
+    return w * _np_park(x, 1) + (1 - w) * _np_park([1 - v for v in x], 1)
+
+
 NP_REF = {
+    "unrel_forrester_reliable": _np_forrester_lf(0.75, 5.0, -2.0),
+    "unrel_forrester_biased": _np_forrester_lf(0.5, 10.0, -5.0),
+    "unrel_branin_reliable": _np_toal_branin(0.0),
+    "unrel_branin_anti": _np_toal_branin(1.0),
+    "unrel_hartmann3_reliable": _np_toal_hartmann3(0.3),
+    "unrel_hartmann3_noisy": _np_toal_hartmann3(0.3),
+    "unrel_hartmann3_twotask": _np_toal_hartmann3(0.45),
+    "unrel_currin_negated": lambda x, m: (-1) ** m * _np_currin(x, 0),
+    "unrel_park_partial": _np_park_partial,
+    "unrel_branin_continuous": _np_branin_continuous,
     "perdikaris": _np_perdikaris,
     "park": _np_park,
     "branin_aug": _np_branin_aug,
@@ -309,6 +388,16 @@ N_STARTS = {
     "park": 20,
     "branin_aug": 20,
     "perdikaris": 40,
+    "unrel_forrester_reliable": 20,
+    "unrel_forrester_biased": 20,
+    "unrel_branin_reliable": 20,
+    "unrel_branin_anti": 20,
+    "unrel_hartmann3_reliable": 30,
+    "unrel_hartmann3_noisy": 30,
+    "unrel_hartmann3_twotask": 30,
+    "unrel_currin_negated": 20,
+    "unrel_park_partial": 20,
+    "unrel_branin_continuous": 20,
 }
 
 
@@ -451,7 +540,7 @@ def test_fidelity_out_of_range_raises():
         jax.jit(p.f)(x, jnp.float64(1.0))  # a traced float is caught by dtype
     with pytest.raises(ValueError, match="shape"):
         p.f(jnp.zeros(2), 0)
-    assert NOISELESS == sorted(set(ALL) - {"rosenbrock"})
+    assert NOISELESS == sorted(set(ALL) - {"rosenbrock", "unrel_hartmann3_noisy"})
 
 
 # --------------------------------------------------------------------------
@@ -559,7 +648,8 @@ def test_objective_sign_and_regret(name):
 
 def test_sense_of_each_problem():
     maximised = {n for n in ALL if P.PROBLEMS[n].maximise}
-    assert maximised == {"currin", "borehole", "currin_continuous", "park"}
+    assert maximised == {"currin", "borehole", "currin_continuous", "park", "unrel_currin_negated",
+                         "unrel_park_partial"}
 
 
 # --------------------------------------------------------------------------
@@ -578,6 +668,8 @@ def test_low_fidelities_differ_but_correlate(name):
         if name == "perdikaris":  # ... and by design linearly unrelated to it
             assert abs(np.corrcoef(low, target)[0, 1]) < 0.2
             continue
+        if name in UNRELIABLE and P.SOURCE_KIND[name] != "reliable":
+            continue  # by design not close to it: tests/test_unreliable_problems.py checks how
         assert np.corrcoef(low, target)[0, 1] > 0.8, z  # ... but close to it
     if p.is_discrete and len(lows) > 1:
         # the hierarchy degrades: correlation falls with the fidelity index
