@@ -26,6 +26,13 @@ Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13
   :data:`SAFE_SD` sd of that difference (joint posterior, the sd widened by
   :func:`interval_scale`); else the evaluated x. Meant to keep the global rule's gains
   late in a run without its early jumps to an extrapolated optimum.
+* ``"robust"``: the model that predicts the target's own observations better, left out
+  in turn (:func:`mumbo_jax.gp.reliability.better_model`: the multi-fidelity model, or
+  the target-only one where the cheap data mislead), decides: its maximiser of the
+  posterior mean of g over the box where its lower bound ``mu_g - ROBUST_SD sd_g`` (sd
+  widened by that model's :func:`interval_scale`) beats its mean at the best x measured
+  AT the target, else that measured x; the mean and interval are that model's. Never
+  silently worse than a measured target point; single-fidelity targets.
 * ``"global_guard"``: ``"global"``'s maximiser only where its lower bound
   ``mu_g - SAFE_SD sd_g`` (sd widened by :func:`interval_scale`) clears the posterior mean
   at ``"target"``'s x, an x evaluated AT the target; else that x. The fallback is a
@@ -46,15 +53,16 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
-from mumbo_jax.gp import marginal, posterior
+from mumbo_jax.gp import marginal, posterior, reliability
 
 __all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
-           "interval_scale", "recommend", "SAFE_SD"]
+           "interval_scale", "recommend", "SAFE_SD", "ROBUST_SD"]
 
-INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe", "global_guard")
-GLOBAL_RULES = ("global", "global_lcb", "global_safe", "global_guard")
+INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe", "global_guard", "robust")
+GLOBAL_RULES = ("global", "global_lcb", "global_safe", "global_guard", "robust")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
 SAFE_SD = 2.0  # "global_safe": the margin, in sd of the difference, the maximiser must clear
+ROBUST_SD = 1.0  # "robust": the global maximiser's lower bound mu - ROBUST_SD sd must clear the measured best
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
 GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, local_frac=0.5)
@@ -70,9 +78,7 @@ def evaluated_inputs(post: posterior.Posterior):
 def at_target(post: posterior.Posterior, target: posterior.Target):
     """``[n]`` bool: buffer rows observed at the target's (first) fidelity, padding
     excluded."""
-    post = marginal.first(post)
-    zt = posterior.internal_target(post, target)[0]
-    return (post.mask > 0) & (jnp.abs(post.z - zt) < 1e-9)
+    return reliability.target_rows(post, target)
 
 
 def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "mean"):
@@ -84,7 +90,7 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
         raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
     if rule == "global_lcb":
         rule = "lcb"
-    if rule == "global_guard":
+    if rule in ("global_guard", "robust"):
         rule = "target"
     if rule in ("mean", "global", "global_safe") and not marginal.is_stacked(post):
         return posterior.incumbent(post, target)
@@ -142,6 +148,8 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     ``rows_x [n, d]``: the driver's own buffer of evaluated x (a row rule's x is taken
     from it exactly); ``bounds [d, 2]``: the box searched by the global rules. Traceable;
     the global search uses a fixed key, so both drivers recommend the same x."""
+    if rule == "robust":
+        return _recommend_robust(post, target, bounds, rows_x, calibrate)
     i, _ = incumbent(post, target, rule)
     x = rows_x[i]
     # the leave-one-out widening, O(n^2): once, and only where a rule or the interval uses it
@@ -169,3 +177,20 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     if calibrate:
         sd = sd * scale
     return x, mu[0], sd
+
+
+def _recommend_robust(post, target, bounds, rows_x, calibrate):
+    """The ``"robust"`` rule of :func:`recommend` (see the module docstring)."""
+    model, _ = reliability.better_model(post, target)
+    i, best = incumbent(model, target, "target")  # the best mean among the x measured at the target
+    x = rows_x[i]
+    scale = interval_scale(model, target)
+    score = jax.tree_util.Partial(_score_of_g, model, target, 0.0)
+    found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
+                              anchors=best_inputs(model, target, N_ANCHORS), **GLOBAL_SEARCH)
+    mu_f, var_f = posterior.target_moments(model, found.x[None], target)
+    lower = mu_f[0] - ROBUST_SD * jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * scale
+    x = jnp.where(lower > best, found.x, x)
+    mu, var = posterior.target_moments(model, x[None], target)
+    sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
+    return x, mu[0], sd * scale if calibrate else sd

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import maxvalue
-from mumbo_jax.bo import optimize, rules
+from mumbo_jax.bo import optimize, robust, rules  # noqa: F401 (robust registers the robust rules)
 from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.gp import models, posterior
 

@@ -33,7 +33,7 @@ from mumbo_jax.gp.precision import require_x64
 
 __all__ = ["loo_zscores", "loo_log_density", 
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
-    "masked_gp", "standardise", "condition", "internal_target", "check_target", "target_part", "joint_moments",
+    "masked_gp", "standardise", "condition", "recondition", "internal_target", "check_target", "target_part", "joint_moments",
     "joint_moments_fidelities", "CHUNK", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
 ]
 
@@ -82,7 +82,7 @@ class Moments(NamedTuple):
 
 @functools.partial(
     jax.tree_util.register_dataclass,
-    data_fields=["params", "scaling", "x", "z", "mask", "chol_inv", "alpha", "noise"],
+    data_fields=["params", "scaling", "x", "z", "mask", "chol_inv", "alpha", "noise", "y"],
     meta_fields=["spec"],
 )
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +99,8 @@ class Posterior:
             padding zeroed.
         alpha: ``[n]`` (K + noise)^-1 y in standardised units, 0 at padding.
         noise: ``[n_noise]`` noise variance per fidelity, standardised units.
+        y: ``[n]`` the observations in standardised units, 0 at padding (what
+            :func:`recondition` conditions other rows on).
     """
 
     spec: ModelSpec
@@ -110,6 +112,7 @@ class Posterior:
     chol_inv: jax.Array
     alpha: jax.Array
     noise: jax.Array
+    y: jax.Array
 
 
 class Masked(tk.Kernel):
@@ -127,11 +130,13 @@ def noise_index(spec: ModelSpec, z):
     return z if spec.n_noise > 1 else jnp.zeros(jnp.shape(z), jnp.int32)
 
 
-def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise) -> GaussianProcess:
+def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise, extra_noise=None) -> GaussianProcess:
     """tinygp GP on internal inputs; padded rows (mask 0) become independent N(0, 1)
-    with y = 0, which adds only a constant to the log likelihood."""
+    with y = 0, which adds only a constant to the log likelihood. ``extra_noise``:
+    optional ``[n]`` variances (standardised units) added to each row's noise."""
     kernel = Masked(models.build_kernel(spec, params))
-    diag = mask * noise[noise_index(spec, zu)] + (1.0 - mask)
+    noise_rows = noise[noise_index(spec, zu)] if extra_noise is None else noise[noise_index(spec, zu)] + extra_noise
+    diag = mask * noise_rows + (1.0 - mask)
     return GaussianProcess(kernel, (xu, zu, mask), diag=diag)
 
 
@@ -144,14 +149,40 @@ def standardise(scaling: Scaling, y, mask):
 def _condition(spec, params, scaling, x, z, y, mask):
     xu, zu = models.scale_inputs(spec, scaling, x, z)
     noise = models.noise_variances(spec, params, scaling.y_scale)
-    gp = masked_gp(spec, params, xu, zu, mask, noise)
+    return _factorise(spec, params, scaling, xu, zu, standardise(scaling, y, mask), mask, noise)
+
+
+def _factorise(spec, params, scaling, xu, zu, y_std, mask, noise, extra_noise=None) -> "Posterior":
+    gp = masked_gp(spec, params, xu, zu, mask, noise, extra_noise)
     chol_inv = linalg.tri_inv(gp.solver.scale_tril)
-    alpha = chol_inv.T @ (chol_inv @ standardise(scaling, y, mask))
+    alpha = chol_inv.T @ (chol_inv @ (mask * y_std))
     # padded rows: K is the identity there, so chol_inv is block diagonal; zeroing those
     # rows (and alpha there, already 0) removes padding from every prediction
     chol_inv = chol_inv * mask[:, None]
     alpha = alpha * mask
-    return Posterior(spec, params, scaling, xu, zu, mask, chol_inv, alpha, noise)
+    return Posterior(spec, params, scaling, xu, zu, mask, chol_inv, alpha, noise, mask * y_std)
+
+
+def recondition(post: "Posterior", mask, z=None, y=None, extra_noise=None) -> "Posterior":
+    """The same model, hyper-parameters and scaling conditioned on other rows of the
+    same buffers: a subset (``mask``), some rows moved to another fidelity (``z``) or
+    given other values (``y``), some observed with extra noise (``extra_noise``).
+
+    Args:
+        post: a posterior (its buffers and hyper-parameters are reused).
+        mask: ``[n]`` 0/1, the rows to condition on (rows that were padding in ``post``
+            must stay 0).
+        z: optional ``[n]`` fidelities in the model's internal units (indices or [0, 1]).
+        y: optional ``[n]`` observations in standardised units.
+        extra_noise: optional ``[n]`` variances in standardised units added to the rows'
+            noise (pseudo-observations known only up to that variance).
+
+    Traceable; O(n^3). Used by :mod:`mumbo_jax.bo.robust` for the target-only model.
+    """
+    z = post.z if z is None else z
+    y = post.y if y is None else y
+    mask = jnp.asarray(mask, post.mask.dtype)
+    return _factorise(post.spec, post.params, post.scaling, post.x, z, y, mask, post.noise, extra_noise)
 
 
 def condition(spec: ModelSpec, params: dict, x, z, y, mask=None, scaling: Scaling | None = None) -> Posterior:

@@ -1,0 +1,211 @@
+"""A robust wrapper around any multi-fidelity rule: cheap queries only where they pay.
+
+After rMFBO (Mikkola, Martinelli, Filstroff & Kaski, "Multi-fidelity Bayesian optimization
+with unreliable information sources", AISTATS 2023). Beside the multi-fidelity model
+(the ICM over X x Z, ``post``) runs a target-only model: the same kernel and
+hyper-parameters conditioned on the target's own observations only, plus one
+pseudo-observation per cheap BO query (the multi-fidelity model's belief about g there,
+its posterior mean, with its posterior variance as the observation's noise). A
+target-only rule (EI) chooses ``x_sf`` on that model: the target-only sequence, kept
+going by the pseudo-observations while cheap queries stand in for target ones.
+
+One decision of ``robust(inner)``:
+
+1. ``inner`` (MUMBO, MT-EI, MF-GP-UCB, ...) proposes ``(x_q, z_q)``.
+2. ``reliable``: the multi-fidelity model predicts the target's own observations, each
+   left out in turn, at least as well as the target-only model does (summed
+   leave-one-out log predictive density, :func:`mumbo_jax.gp.reliability.loo_advantage`). The initial design
+   measures every x at every fidelity, so from the first step this compares "target
+   data alone" with "target data plus the cheap data at the same x".
+3. A cheap ``(x_q, z_q)`` is queried only if ``reliable``, if it is informative about
+   the target-only choice (a noisy y(x_q, z_q) explains at least ``min_explained`` of
+   the variance of g(x_sf): rho^2 >= ``min_explained``) and if the cheap spend stays
+   within ``share`` of the BO spend (this query included) plus one target evaluation's
+   cost (the slack that lets the first cheap queries in).
+4. Else, if those hold for the cheapest fidelity at ``x_sf`` itself, that query.
+5. Else ``x_sf`` at the target. A target query of ``inner`` is replaced by ``x_sf``
+   too: every target evaluation is the target-only rule's.
+
+What this guarantees, by construction: every target evaluation is target-only EI's
+choice on the target data and the pseudo-observations; the cheap spend is at most
+``share`` of the BO spend plus one target evaluation's cost; cheap queries stop as soon as the target's own observations
+say the cheap data mislead the model. What it does not guarantee: that the
+pseudo-observations are right where the model is both reliable by that test and wrong.
+
+Everything is traceable: the wrapper is a second stage of the rule record
+(:class:`mumbo_jax.bo.rules.Rule`), run inside the compiled maximisation stage of both
+drivers, and reads only the posterior's buffers (no extra state: the pseudo-observations
+are recomputed from the cheap BO rows at every decision).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from mumbo_jax.acquisition import baselines
+from mumbo_jax.bo import optimize, rules
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
+from mumbo_jax.gp import marginal, models, posterior
+from mumbo_jax.gp.reliability import loo_advantage, target_rows
+
+__all__ = ["SHARE", "MIN_EXPLAINED", "pseudo_posterior", "explained", "cheap_spend", "target_only_choice",
+           "guard", "robust"]
+
+SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
+MIN_EXPLAINED = 0.5  # a cheap y must explain this share of g's variance at x_sf (rho^2)
+PSEUDO_NOISE_FLOOR = 1e-6  # standardised variance: a pseudo row beside a measured one stays invertible
+
+
+def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_design) -> posterior.Posterior:
+    """The target-only model with pseudo-observations: the target's rows, plus every
+    cheap BO row (after the ``n_design`` design rows) moved to the target fidelity with
+    y = the multi-fidelity posterior mean of g there and the posterior variance of g
+    there as extra noise."""
+    post = marginal.first(post)
+    on = target_rows(post, target)
+    cheap = rules.bo_evaluations(post, n_design) & ~on
+    zt = posterior.internal_target(post, target)[0]
+    mu, var = posterior.target_moments(post, posterior.evaluated_inputs(post), target)
+    s = post.scaling
+    y = jnp.where(cheap, (mu - s.y_mean) / s.y_scale, post.y)
+    extra = jnp.where(cheap, jnp.maximum(var / s.y_scale ** 2, PSEUDO_NOISE_FLOOR), 0.0)
+    z = jnp.where(cheap, jnp.asarray(zt, post.z.dtype), post.z)
+    return posterior.recondition(post, on | cheap, z, y, extra)
+
+
+def _internal_z(post: posterior.Posterior, z):
+    """Raw fidelities ``[M]`` to the kernel's units (indices or [0, 1])."""
+    if post.spec.discrete:
+        return jnp.asarray(z).astype(jnp.int32)
+    s = post.scaling
+    return (jnp.asarray(z, float) - s.z_lower) / s.z_width
+
+
+def explained(post: posterior.Posterior, target: posterior.Target, x_q, z_q, x_t) -> jax.Array:
+    """``[M]`` rho^2: the share of the posterior variance of g(x_t [d]) that a noisy
+    observation y(x_q [M, d], z_q [M]) would explain (single-fidelity targets). Squared
+    correlation of the joint posterior, in [0, 1)."""
+    post = marginal.first(post)
+    kernel = posterior.Masked(models.build_kernel(post.spec, post.params))
+    s = post.scaling
+    zt = posterior.internal_target(post, target)[0]
+    train = (post.x, post.z, post.mask)
+    xt = (x_t - s.x_lower) / s.x_width
+
+    def one(xq, zq):
+        pts = (jnp.stack([(xq - s.x_lower) / s.x_width, xt]), jnp.stack([zq, jnp.asarray(zt, zq.dtype)]),
+               jnp.ones(2))
+        v = post.chol_inv @ kernel(train, pts)  # [n, 2]
+        cov = kernel(pts, pts) - v.T @ v
+        var_y = jnp.maximum(cov[0, 0], 0.0) + post.noise[posterior.noise_index(post.spec, zq)]
+        var_g = jnp.maximum(cov[1, 1], 1e-300)
+        return jnp.clip(jnp.square(cov[0, 1]) / jnp.maximum(var_y * var_g, 1e-300), 0.0, 1.0 - 1e-12)
+
+    return jax.vmap(one)(x_q, _internal_z(post, z_q))
+
+
+def cheap_spend(ctx: rules.Context):
+    """``(cheap, total)``: cost spent so far on the BO rows (after the design) away
+    from the target, and on all BO rows (the known cost, or the learned one)."""
+    post = marginal.first(ctx.post)
+    rows = rules.bo_evaluations(post, ctx.n_design)
+    x = posterior.evaluated_inputs(post)
+    if post.spec.discrete:
+        z_raw = post.z
+    else:
+        z_raw = post.scaling.z_lower + post.scaling.z_width * post.z
+    cost = ctx.cost(x, z_raw) if ctx.cost is not None else ctx.task.space.cost(z_raw)
+    cost = jnp.where(rows, cost, 0.0)
+    on = target_rows(post, ctx.task.target)
+    return jnp.sum(jnp.where(on, 0.0, cost)), jnp.sum(cost)
+
+
+def target_only_choice(ctx: rules.Context, sf: posterior.Posterior) -> jax.Array:
+    """``[d]`` the target-only rule's choice: EI of g over the best posterior mean of
+    ``sf`` at its rows, maximised with the run's own maximiser settings."""
+    s, task = ctx.settings, ctx.task
+    eta = posterior.incumbent(sf, task.target)[1]
+    acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
+    anchors = best_inputs(sf, task.target, N_ANCHORS) if s.local_frac > 0 else None
+    return optimize.maximise(jax.random.fold_in(ctx.key, 17), acq, jnp.asarray(task.spec.bounds),
+                             rules.target_space(task), s.n_candidates, s.n_starts, s.n_polish_steps,
+                             s.learning_rate, s.boundary_frac, anchors, s.local_frac).x
+
+
+def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
+          min_explained: float = MIN_EXPLAINED) -> optimize.Proposal:
+    """The robust choice given the inner rule's proposal ``prop`` (module docstring).
+    The returned proposal keeps ``prop``'s score where it is kept, else 0."""
+    post, task = marginal.first(ctx.post), ctx.task
+    target = task.target
+    z_target = jnp.asarray(task.target_z[0], float)
+    reliable = loo_advantage(post, target) >= 0.0
+    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design))
+    cheap_spent, spent = cheap_spend(ctx)
+
+
+    discrete = task.spec.discrete
+
+    def native(z):  # the fidelity as the cost model and the kernel take it
+        return jnp.asarray(z).astype(jnp.int32) if discrete else jnp.asarray(z, float)
+
+    def cost_of(x, z):
+        return rules._costs_at(ctx, x, jnp.atleast_1d(native(z)))
+
+    c_target = cost_of(x_sf, z_target)[0]
+
+    def within_share(c):  # one target evaluation's worth of slack lets the first cheap queries in
+        return cheap_spent + c <= share * (spent + c) + c_target + 1e-12
+
+    # the inner rule's own cheap query
+    zq = native(prop.z)
+    q_cheap = jnp.abs(jnp.asarray(zq, float) - z_target) > 1e-9
+    c_q = cost_of(prop.x, zq)[0]
+    ok_q = (q_cheap & reliable & within_share(c_q)
+            & (explained(post, target, prop.x[None], zq[None], x_sf)[0] >= min_explained))
+    # the cheapest informative fidelity at x_sf itself
+    zs = native(rules._fidelity_choices(task))
+    costs = cost_of(x_sf, zs)
+    rho2 = explained(post, target, jnp.broadcast_to(x_sf, (zs.shape[0], x_sf.shape[0])), zs, x_sf)
+    usable = (costs < c_target) & (rho2 >= min_explained)
+    i = jnp.argmin(jnp.where(usable, costs, jnp.inf))
+    ok_alt = reliable & usable[i] & within_share(costs[i])
+    z_dtype = jnp.asarray(prop.z).dtype
+    zero = jnp.zeros_like(prop.score)
+    alt = optimize.Proposal(x_sf, zs[i].astype(z_dtype), zero, jnp.zeros_like(prop.alpha))
+    fallback = optimize.Proposal(x_sf, z_target.astype(z_dtype), zero, jnp.zeros_like(prop.alpha))
+    pick = jax.tree_util.tree_map(lambda a, b: jnp.where(ok_alt, a, b), alt, fallback)
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(ok_q, a, b), prop, pick)
+
+
+def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
+           min_explained: float = MIN_EXPLAINED) -> rules.Rule:
+    """The rule record of ``inner`` wrapped by :func:`guard` (its knobs ``share`` and
+    ``min_explained`` bound into the record): register it with
+    :func:`mumbo_jax.bo.rules.register` to use it by name."""
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"share must be in [0, 1), got {share!r}")
+    if not 0.0 < min_explained < 1.0:
+        raise ValueError(f"min_explained must be in (0, 1), got {min_explained!r}")
+    if "discrete" not in inner.kinds and "continuous" not in inner.kinds:
+        raise ValueError(f"rule {inner.name!r} supports no fidelity kind")
+    inner_stage = inner.second_stage
+
+    def second_stage(ctx, first):
+        prop = first if inner_stage is None else inner_stage(ctx, first)
+        return guard(ctx, prop, share, min_explained)
+
+    summary = (f"{inner.name} behind a target-only EI sequence: cheap queries only while the cheap data predict the "
+               f"target's observations and explain >= {min_explained:g} of g's variance at EI's choice, "
+               f"<= {share:g} of the spend")
+    return dataclasses.replace(inner, name=name or f"robust_{inner.name}", second_stage=second_stage,
+                               single_target=True, replays_history=True, summary=summary)
+
+
+# the built-in robust rules: MUMBO's (the name "robust"), MT-EI's and MF-GP-UCB's
+for _inner, _name in (("mumbo", "robust"), ("mt_ei", "robust_mt_ei"), ("mf_gp_ucb", "robust_mf_gp_ucb")):
+    rules.register(robust(rules.RULES[_inner], name=_name))
+del _inner, _name
