@@ -84,8 +84,11 @@ def discrete_kg(a, b):
         ``[...]`` >= 0; 0 when every b is equal (the observation cannot change which
         point is best). Finite, and finite gradients, for finite inputs.
     """
-    a = jnp.asarray(a, float)
-    b = jnp.asarray(b, float)
+    return _discrete_kg_jit(jnp.asarray(a, float), jnp.asarray(b, float))
+
+
+@jax.jit
+def _discrete_kg_jit(a, b):
     return jnp.vectorize(_discrete_kg, signature="(l),(l)->()")(a, b)
 
 
@@ -150,7 +153,7 @@ def _kg_standardised(post, target, dset: DiscreteSet, x, z):
     s_y = jnp.sqrt(fac.var_y)
     a = jnp.concatenate([jnp.broadcast_to(dset.mean, (x.shape[0], dset.mean.shape[0])), fac.mu_g[:, None]], axis=1)
     b = jnp.concatenate([cov_a.T, fac.cov[:, None]], axis=1) / s_y[:, None]
-    return discrete_kg(a, b)
+    return jnp.vectorize(_discrete_kg, signature="(l),(l)->()")(a, b)
 
 
 def _kg_chunked(post, target, dset, x, z):
@@ -177,8 +180,12 @@ def mf_kg_gain(post: posterior.Posterior, target: posterior.Target, dset: Discre
     Returns:
         ``[M]`` E[max_{A u {x}} mu_g^{new}] - max_{A u {x}} mu_g, units of y, >= 0.
     """
-    z = jnp.broadcast_to(jnp.asarray(z), (x.shape[0],))
+    x = jnp.asarray(x, float)
+    return _mf_kg_gain(post, target, dset, x, jnp.broadcast_to(jnp.asarray(z), (x.shape[0],)))
 
+
+@jax.jit
+def _mf_kg_gain(post, target, dset, x, z):
     def one(p, d):
         return _kg_chunked(p, target, d, x, z) * p.scaling.y_scale
 
