@@ -40,7 +40,7 @@ SPEC = {
     "unrel_branin_reliable": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
     "unrel_branin_anti": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),
     "unrel_hartmann3_reliable": (3, 2, (10.0, 1.0), (0.0, 0.0), False, -3.862780, 1e-6),
-    "unrel_hartmann3_noisy": (3, 2, (10.0, 1.0), (0.0, 0.25), False, -3.862780, 1e-6),
+    "unrel_hartmann3_noisy": (3, 2, (10.0, 1.0), (0.0, 1.0), False, -3.862780, 1e-6),
     "unrel_hartmann3_twotask": (3, 2, (10.0, 1.0), (0.0, 0.0), False, -3.862780, 1e-6),
     "unrel_currin_negated": (2, 2, (10.0, 1.0), (0.0, 0.0), True, 13.798722, 1e-6),
     "unrel_park_partial": (4, 2, (10.0, 1.0), (0.0, 0.0), True, 25.589254, 1e-6),

@@ -245,7 +245,7 @@ _bifidelity("unrel_hartmann3_reliable", unrel_hartmann3_reliable, 3, [[0.0, 1.0]
             _H3_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Hartmann-3 at a = 0.3")
 _bifidelity("unrel_hartmann3_noisy", unrel_hartmann3_noisy, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3, cheap source observed with noise "
-            "variance 0.25 (after Mikkola et al. 2023, AISTATS)", noise=(0.0, HARTMANN3_NOISY_VARIANCE))
+            "variance 1 (after Mikkola et al. 2023, AISTATS)", noise=(0.0, HARTMANN3_NOISY_VARIANCE))
 _bifidelity("unrel_hartmann3_twotask", unrel_hartmann3_twotask, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Hartmann-3 at a = 0.45 "
             "as an auxiliary task")

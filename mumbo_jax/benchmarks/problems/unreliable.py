@@ -252,9 +252,10 @@ def unrel_branin_continuous_cost(z) -> Array:
 #: Toal's adjustable parameter of the two Hartmann-3 cheap sources: the reliable one
 #: (also the mean of the noisy one) and the auxiliary task of the two-task problem.
 TOAL_HARTMANN3_A = {"reliable": 0.3, "twotask": 0.45}
-#: Observation-noise variance of the cheap source of ``unrel_hartmann3_noisy`` (sd 0.5,
-#: 13 % of the target's range 3.85); the target is noiseless.
-HARTMANN3_NOISY_VARIANCE = 0.25
+#: Observation-noise variance of the cheap source of ``unrel_hartmann3_noisy`` (sd 1, a
+#: quarter of the target's range 3.85, above the sd 0.96 of its values over the box); the
+#: target is noiseless.
+HARTMANN3_NOISY_VARIANCE = 1.0
 
 
 def _hartmann3_scaled(x: Array, factor: float) -> Array:
@@ -302,14 +303,16 @@ def unrel_hartmann3_reliable(x: Array, z) -> Array:
 
 def unrel_hartmann3_noisy(x: Array, z) -> Array:
     r"""The noise-free values of :func:`unrel_hartmann3_reliable` (Toal 2015, ``a = 0.3``);
-    the registered problem observes the cheap source with Gaussian noise of variance 0.25
-    (:data:`HARTMANN3_NOISY_VARIANCE`, sd 0.5 = 13 % of the target's range) and the target
+    the registered problem observes the cheap source with Gaussian noise of variance 1
+    (:data:`HARTMANN3_NOISY_VARIANCE`, sd 1 = 26 % of the target's range) and the target
     without noise, following the noisy-source settings of Mikkola, Martinelli, Filstroff &
     Kaski (2023, "Multi-fidelity Bayesian optimization with unreliable information sources",
     AISTATS).
 
     Minimised (optimum -3.862780); costs 10, 1. UNRELIABLE by noise: the mean is the reliable
-    source, but one cheap observation is worth little (signal-to-noise ~ 1.5 over the box).
+    source (correlation 0.99 with the target), but one cheap observation is worth little: the
+    noise sd exceeds the sd 0.96 of the cheap values over the box, and the observations are
+    correlated only about 0.7 with the target.
 
     Args:
         x: shape ``[3]``.
@@ -406,8 +409,9 @@ def unrel_park_partial(x: Array, z) -> Array:
     of Mikkola et al. (2023). Maximised (target optimum 25.589254 at the corner (1, 1, 1, 1));
     costs 10, 1. UNRELIABLE, informative in part of the box only: on ``x1 < 0.4`` the
     cheap source is correlated 0.995 with the target, on ``x1 > 0.6`` -0.91, over the whole
-    box 0.02; its maximiser (0.715, 0, 0, 0) lies in the misleading part, at target regret
-    23.6 (the target's range is 24.0).
+    box 0.02. The switch makes the cheap source symmetric under ``x -> 1 - x``: its two
+    maximisers, (0.285, 1, 1, 1) and (0.715, 0, 0, 0), have target regret 4.3 and 23.6 (the
+    target's range is 24.0), and neither is near the target's optimum.
 
     Args:
         x: shape ``[4]``.
