@@ -23,10 +23,12 @@ from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
 from mumbo_jax.gp import costmodel, marginal, models
+from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["AskTell", "BOX_TOL", "Pending"]
+__all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "Pending"]
 
 BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
+FAILURE_MARGIN = 0.25  # a failed evaluation is modelled as the worst y told minus this share of the y range
 
 
 def _check_design(task: Task, design):
@@ -107,6 +109,13 @@ class AskTell:
     already told, with no pending copy left, is a ValueError (a pending point told
     twice). ``state_dict()`` keeps the pending points.
 
+    Failed evaluations: :meth:`tell_failure` records a point whose evaluation failed
+    (diverged, crashed, returned NaN). The model sees each as an observation of a
+    pessimistic value, the worst y told so far minus :data:`FAILURE_MARGIN` of the range
+    of the y told (recomputed at every ask, as SMAC imputes failed runs), so the rule
+    stops proposing the failing region; the incumbent is still chosen among the
+    evaluated points by the model's mean, which is low at the failures.
+
     Args:
         task: model, target and fidelity space (:func:`mumbo_jax.bo.settings.make_task`).
         settings: the decision rule's settings.
@@ -128,6 +137,7 @@ class AskTell:
 
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
                  cost_model: costmodel.CostModel | None = None, design=None, pending: str = "believer"):
+        require_x64("constructing an AskTell")  # before the user's black box runs the design
         if not isinstance(task, Task):
             raise ValueError(f"task must be a mumbo_jax.bo.settings.Task (make_task), got {type(task).__name__}")
         rules.check_rule_for_task(settings.strategy, task)
@@ -156,6 +166,7 @@ class AskTell:
         self._pending: list[Pending] = []
         self._design_done: set[int] = set()  # design rows told (or consumed by a user's own tell)
         self._asked_told: list[tuple] = []  # (x, z) of asked points already told
+        self.failed: list[tuple] = []  # (x, z) of failed evaluations (tell_failure), modelled pessimistically
 
     # -- the protocol
     def ask(self):
@@ -191,7 +202,8 @@ class AskTell:
             xp = np.asarray([p.x for p in self._pending])
             zp = np.asarray([p.z for p in self._pending], float)
             if self.pending_mode == "believer":
-                decide_post, t_fant = timed(kernel.believe_stage, self.task, post, buffers, len(self.x), xp, zp)
+                decide_post, t_fant = timed(kernel.believe_stage, self.task, post, buffers, self._n_rows(), xp,
+                                            zp)
                 t_fit += t_fant
         gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, decide_post, k_gstar)
         if self._pending and self.pending_mode == "gibbon":
@@ -201,7 +213,7 @@ class AskTell:
                                 kernel.as_count(self.n_design))
         self.params = post.params
         self.timings.append(Timings(t_fit, t_gstar, t_max))
-        self.last_fit = (len(self.x), post, buffers)
+        self.last_fit = (self._n_rows(), post, buffers)
         x, z = np.asarray(prop.x), self._fidelity(prop.z)
         self._pending.append(Pending(tuple(map(float, x)), z, None))
         return x, z
@@ -245,6 +257,26 @@ class AskTell:
         self.y.append(y)
         self.costs.append(c)
 
+    def tell_failure(self, x, z):
+        """Record that evaluating ``(x, z)`` failed, for the model (see the class
+        docstring: a pessimistic imputed value). Pending points are not affected (a
+        failed pending point stays pending until it is told or cancelled); a point
+        already recorded as failed is recorded once."""
+        x, z = self._checked_point(x, z)
+        if self._match([Pending(tuple(a), b) for a, b in self.failed], x, z) is None:
+            self.failed.append((tuple(map(float, x)), z))
+
+    def imputed_value(self) -> float | None:
+        """The y the model sees at each failed evaluation: the worst y told minus
+        :data:`FAILURE_MARGIN` of the range of the y told (of their magnitude, or 1, when
+        they are all equal); ``None`` before any y is told."""
+        if not self.y:
+            return None
+        y = np.asarray(self.y, float)
+        lo, hi = float(y.min()), float(y.max())
+        spread = hi - lo if hi > lo else max(abs(lo), 1.0)
+        return lo - FAILURE_MARGIN * spread
+
     def incumbent(self):
         """``(x, posterior mean of g)`` of the x recommended by ``settings.incumbent_rule``
         (:mod:`mumbo_jax.bo.incumbent`: an evaluated x, or under ``"global"`` the
@@ -264,13 +296,13 @@ class AskTell:
         noise excluded)."""
         if not self.x:
             raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
-        if self.last_fit is not None and self.last_fit[0] == len(self.x):
+        if self.last_fit is not None and self.last_fit[0] == self._n_rows():
             _, post, buffers = self.last_fit
         else:
             buffers = self._buffers()
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
-            self.last_fit = (len(self.x), post, buffers)
+            self.last_fit = (self._n_rows(), post, buffers)
         x, mu, sd = kernel.recommend(self.task, post, buffers.x, self.settings.incumbent_rule,
                                      self.settings.calibrated_interval)
         return np.asarray(x), float(mu), float(sd)
@@ -317,9 +349,19 @@ class AskTell:
                 return j
         return None
 
+    def _n_rows(self) -> int:
+        """Rows of the model's data: the told evaluations, then the failed ones (once a y is told)."""
+        return len(self.x) + (len(self.failed) if self.y else 0)
+
     def _buffers(self) -> kernel.Buffers:
-        n = len(self.x)
-        return kernel.pad_buffers(np.asarray(self.x), np.asarray(self.z), np.asarray(self.y), kernel.buffer_size(n))
+        x, z, y = list(self.x), list(self.z), list(self.y)
+        if self.failed and self.y:
+            bad = self.imputed_value()
+            x += [np.asarray(fx) for fx, _ in self.failed]
+            z += [float(fz) for _, fz in self.failed]
+            y += [bad] * len(self.failed)
+        n = len(x)
+        return kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), kernel.buffer_size(n))
 
     def _fidelity(self, z):
         return int(z) if self.task.spec.discrete else float(z)
@@ -349,6 +391,7 @@ class AskTell:
             "pending": [p.to_dict() for p in self._pending],
             "design_done": sorted(self._design_done),
             "asked_told": [[list(x), z] for x, z in self._asked_told],
+            "failed": [[list(x), z] for x, z in self.failed],
         }
 
     @classmethod
@@ -370,6 +413,8 @@ class AskTell:
         if "design_done" in state:
             opt._design_done = {int(i) for i in state["design_done"]}
         opt._asked_told = [(tuple(map(float, x)), opt._fidelity(z)) for x, z in state.get("asked_told", [])]
+        for x, z in state.get("failed", []):
+            opt.tell_failure(x, z)
         params = {k: np.asarray(v) for k, v in state["params"].items()}
         if marginal.n_samples(params) not in (0, settings.hmc_samples):  # saved with another hmc_samples:
             params = marginal.map_params(params)  # warm-start from the saved MAP

@@ -36,6 +36,7 @@ import numpy as np
 from mumbo_jax.bo import batch, kernel, rules, sharding
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
+from mumbo_jax.gp.precision import require_x64
 
 __all__ = ["Benchmark", "History", "run_compiled", "backend_batching"]
 
@@ -342,6 +343,7 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
     Returns:
         :class:`History` with a leading seed axis.
     """
+    require_x64("running the compiled loop (run_compiled)")
     if not isinstance(bench, Benchmark):
         raise ValueError(f"bench must have observe(key, x, z) and score(x) (a Benchmark), got {type(bench).__name__}")
     if not isinstance(task, Task):

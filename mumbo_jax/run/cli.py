@@ -18,12 +18,13 @@ output folder (one line on stderr, before any work); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from mumbo_jax.run.config import ConfigError, find_config
 
-__all__ = ["main", "list_text", "config_help"]
+__all__ = ["main", "list_text", "config_help", "deterministic_xla_flags", "DETERMINISTIC_XLA_FLAGS"]
 
 CONFIG_KINDS = ("run", "compare", "tune")
 
@@ -241,8 +242,10 @@ def _tune_command(args) -> int:
     if results["aborted"]:
         first = next((r["error"] for r in results["evaluations"] if r["status"] == "failed"), "")
         ok = results["counts"]["ok"]
-        print(f"mumbo-jax: error: the run was aborted: {results['stop_reason']}; "
-              + ("no evaluation succeeded" if ok == 0 else f"{ok} evaluations succeeded before")
+        reason = results["stop_reason"] or ""
+        print(f"mumbo-jax: error: the run was aborted: {reason}"
+              + ("" if "no evaluation succeeded" in reason else
+                 "; no evaluation succeeded" if ok == 0 else f"; {ok} evaluations succeeded before")
               + f" (first error: {first[:200]})", file=sys.stderr)
         return 1
     return 0
@@ -290,8 +293,29 @@ def _enable_compilation_cache(jax) -> None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
+# one XLA thread on CPU: XLA's multi-threaded Eigen kernels may reduce in another order
+# from run to run; single-threaded, a run repeats to the last bit
+DETERMINISTIC_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def deterministic_xla_flags(environ=None) -> bool:
+    """Set ``XLA_FLAGS`` to :data:`DETERMINISTIC_XLA_FLAGS` unless the user has set
+    ``XLA_FLAGS`` (even to an empty string, which keeps XLA's multi-threaded defaults).
+    Returns whether it set them. JAX reads ``XLA_FLAGS`` when its backend starts (the
+    first computation), so this runs first thing in :func:`main`."""
+    environ = os.environ if environ is None else environ
+    if "XLA_FLAGS" in environ:
+        return False
+    environ["XLA_FLAGS"] = DETERMINISTIC_XLA_FLAGS
+    return True
+
+
 def main(argv=None) -> int:
-    """Entry point of ``mumbo-jax`` and ``python -m mumbo_jax``; returns the exit code."""
+    """Entry point of ``mumbo-jax`` and ``python -m mumbo_jax``; returns the exit code.
+
+    Before JAX starts: ``XLA_FLAGS`` single-threaded on CPU for repeatable runs, unless
+    the user set ``XLA_FLAGS`` (:func:`deterministic_xla_flags`)."""
+    deterministic_xla_flags()
     args = _parser().parse_args(argv)
     import jax
 

@@ -35,6 +35,7 @@ from mumbo_jax.run.config import CompareConfig
 from mumbo_jax.run.lock import run_lock
 from mumbo_jax.run.output import prepare_output
 from mumbo_jax.run.schema import ConfigError
+from mumbo_jax.run.x64 import with_x64
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
            "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "seed_groups", "merge_records",
@@ -360,11 +361,11 @@ def _write_outputs(results, out, stream=None):
           flush=True)
 
 
+@with_x64
 def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None = None) -> dict:
     """One strategy over every seed (or over ``seeds``): its ``results.json`` record."""
     import jax
 
-    jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     from mumbo_jax.bo import loop
     from mumbo_jax.benchmarks import problems, tasks
@@ -483,6 +484,7 @@ def _run_parallel(cfg, labels, workers, finished):
             proc.terminate()
 
 
+@with_x64
 def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, resume: bool = False,
                 workers: int = 1, force: bool = False) -> dict:
     """Run every strategy of ``cfg`` (or the labels in ``only``), write results.json,
@@ -503,9 +505,6 @@ def run_compare(cfg: CompareConfig, stream=None, only: list[str] | None = None, 
     Raises:
         ConfigError: the folder is in use by another command, or holds an earlier
             comparison that would be overwritten (checked before any work)."""
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
     from mumbo_jax.benchmarks import problems, tasks
 
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:

@@ -38,7 +38,7 @@ from mumbo_jax.bo import rules
 from mumbo_jax.bo.loop import BOSettings
 from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.bo.settings import BATCH_RULES
-from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections
+from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, did_you_mean
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
            "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
@@ -71,6 +71,21 @@ def _attribute_docs(cls) -> dict[str, str]:
     return {k: v[:1].upper() + v[1:] for k, v in first.items()}
 
 
+# What a machine can do: caps on the numeric keys, so that a typo (1e9 candidates, 10^20
+# seeds) is a one-line error before any work instead of an overflow or an allocation
+# of tens of GB deep inside JAX
+MAX_SEEDS = 10_000
+MAX_BUDGET = 1e12
+MAX_EVALS = 10_000
+MAX_RANK = 64
+ACQUISITION_CAPS = {"n_candidates": 200_000, "n_gstar": 10_000, "gstar_grid": 1_000_000, "n_starts": 10_000,
+                    "n_polish_steps": 100_000, "fit_restarts": 1_000, "fit_max_iter": 100_000,
+                    "full_refit_every": 1_000_000, "refit_every": 1_000_000, "mtbo_samples": 100_000,
+                    "mtbo_representers": 100_000, "mtbo_fantasies": 1_000, "batch_size": 1_000,
+                    "hmc_samples": 100_000, "hmc_warmup": 100_000, "hmc_max_doublings": 20}
+INT_CAP = 1_000_000  # any other integer key of [acquisition]
+
+
 def _acquisition_fields() -> tuple:
     """``[acquisition]``: every :class:`BOSettings` field but ``strategy`` (a ``[run]``
     key), typed from its annotation; numbers must be > 0 (``ucb_beta``, ``hmc_samples`` >= 0,
@@ -86,6 +101,8 @@ def _acquisition_fields() -> tuple:
         if kind in (int, float):
             extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac", "fit_ftol",
                                                           "hmc_samples", "target_floor_cv")}
+        if kind is int:
+            extra["high"] = ACQUISITION_CAPS.get(f.name, INT_CAP)
         if f.name in ("boundary_frac", "local_frac", "fit_ftol"):
             extra["high"] = 1
             extra["high_open"] = f.name == "fit_ftol"
@@ -105,13 +122,13 @@ ACQUISITION = Section("acquisition", "Settings of the decision rule (mumbo_jax.b
 _PROBLEM = Field("problem", str, "The benchmark (mumbo-jax list shows them).", required=True,
                  choices=lambda: tuple(problems.PROBLEMS))
 _BUDGET = Field("budget", float, "Budget per seed: " + BUDGET_RULE + ".", required=True, low=0,
-                low_open=True)
+                low_open=True, high=MAX_BUDGET)
 _MAX_EVALS = Field("max_evals", int, "Cap on BO evaluations per seed (initial design not counted).", default=200,
-                   low=1)
+                   low=1, high=MAX_EVALS)
 _MODEL = Field("model", str, "GP model: icm, ar1 or icm_disc (ICM plus a target-only discrepancy) for discrete "
                "fidelities, product or fabolas for a continuous one; default icm / product.",
                choices=DISCRETE_MODELS + CONTINUOUS_MODELS)
-_RANK = Field("rank", int, "Rank of the ICM coregionalisation matrix.", default=2, low=1)
+_RANK = Field("rank", int, "Rank of the ICM coregionalisation matrix.", default=2, low=1, high=MAX_RANK)
 _TARGET_FLOOR = Field("target_floor", float, "ICM models: the target's own variance is at least this share of "
                       "the variance it shares with the other fidelities (e.g. 0.01 where a cheap fidelity may "
                       "mislead); default 0 for icm (the paper's plain ICM), 0.05 for icm_disc.", low=0)
@@ -121,7 +138,8 @@ RUN = Section("run", "One strategy on one benchmark over seeds 0 .. seeds-1.", (
     _PROBLEM, _BUDGET,
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
           default="mumbo", choices=rules.STRATEGIES),
-    Field("seeds", int, "Runs with seeds 0 .. seeds-1 (a seed fixes the initial design).", default=1, low=1),
+    Field("seeds", int, "Runs with seeds 0 .. seeds-1 (a seed fixes the initial design).", default=1, low=1,
+          high=MAX_SEEDS),
     _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 
 RUN_SECTIONS = (RUN, ACQUISITION)
@@ -316,7 +334,7 @@ COMPARE = Section("compare", "Several strategies on one benchmark over the same 
     _PROBLEM, _BUDGET,
     Field("strategies", list, "Labels, run in order: presets (mumbo-jax list) or labels defined by "
           "[strategies.<label>] tables.", required=True, items=str, nonempty=True),
-    Field("seeds", int, "Seeds 0 .. seeds-1.", default=20, low=1),
+    Field("seeds", int, "Seeds 0 .. seeds-1.", default=20, low=1, high=MAX_SEEDS),
     _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 STRATEGY_TABLE = Section("strategies.<label>", "Defines or overrides a label: strategy (required unless the label "
                          "is a preset) plus any [acquisition] key. A label's settings are the defaults, then "
@@ -392,8 +410,8 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
             warnings.warn(f"compare label {label!r} is deprecated; use the rule's own name "
                           f"{DEPRECATED_LABELS[label]!r}", DeprecationWarning, stacklevel=2)
         if label not in STRATEGY_PRESETS and label not in tables:
-            fail(f"[compare] strategies: {label!r} is neither a preset ({', '.join(STRATEGY_PRESETS)}) nor "
-                 f"defined by a [strategies.{label}] table")
+            fail(f"[compare] strategies: {label!r} is neither a preset{did_you_mean(label, STRATEGY_PRESETS)} "
+                 f"({', '.join(STRATEGY_PRESETS)}) nor defined by a [strategies.{label}] table")
         where = f"[strategies.{label}]"
         table = dict(tables.get(label, {}))
         strategy = table.pop("strategy", STRATEGY_PRESETS.get(label, {}).get("strategy"))
@@ -436,5 +454,5 @@ def find_config(name_or_path) -> Path:
     stem = path.name[:-5] if path.name.endswith(".toml") else path.name
     if stem in shipped and path.parent in (Path("."), Path("configs")):
         return shipped[stem]
-    raise ConfigError(f"{name_or_path}: config file not found, and not the name of a shipped config "
-                      f"({', '.join(shipped)})")
+    raise ConfigError(f"{name_or_path}: config file not found, and not the name of a shipped config"
+                      f"{did_you_mean(stem, shipped)} ({', '.join(shipped)})")

@@ -35,8 +35,10 @@ import numpy as np
 from mumbo_jax.run.config import RunConfig, settings_from_config
 from mumbo_jax.run.output import prepare_output, write_atomic
 from mumbo_jax.run.schema import ConfigError
+from mumbo_jax.run.x64 import with_x64
 
-__all__ = ["run_config", "previous_seeds", "results_dict", "seed_record", "design_evaluations", "evaluations_csv", "RunProgress",
+__all__ = ["run_config", "previous_seeds", "results_dict", "seed_record", "design_evaluations", "evaluations_csv",
+           "RunProgress",
            "RESULTS_NAME", "CSV_NAME", "PLOT_NAME"]
 
 RESULTS_NAME, CSV_NAME, PLOT_NAME = "results.json", "evaluations.csv", "regret.png"
@@ -260,6 +262,7 @@ def previous_seeds(cfg: RunConfig, out: Path, resume: bool, force: bool) -> list
     return sorted(kept, key=lambda s: s["seed"])
 
 
+@with_x64
 def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str | None = None,
                resume: bool = False, force: bool = False) -> dict:
     """Run a validated configuration: write ``results.json`` and ``evaluations.csv``
@@ -295,7 +298,6 @@ def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool
     import jax
 
     kept = previous_seeds(cfg, out, resume, force) if jax.process_index() == 0 else []
-    jax.config.update("jax_enable_x64", True)
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo import loop
     from mumbo_jax.run import plots

@@ -18,10 +18,12 @@ section and the key; :class:`ConfigError` prefixes the file name.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["ConfigError", "Field", "Section", "toml_type", "type_ok", "check_sections", "render_text",
+__all__ = ["ConfigError", "Field", "Section", "did_you_mean", "toml_type", "type_ok", "check_sections",
+           "render_text",
            "render_markdown"]
 
 
@@ -32,6 +34,18 @@ class ConfigError(ValueError):
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
                dict: "a table"}
 _DOC_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "table"}
+
+
+def did_you_mean(value, allowed) -> str:
+    """`` (did you mean 'x'?)`` for the allowed string closest to a misspelt ``value``
+    (``difflib``), or ``""`` when none is close."""
+    if not isinstance(value, str):
+        return ""
+    words = [str(a) for a in allowed]
+    close = difflib.get_close_matches(value, words, n=1, cutoff=0.6)
+    if not close:
+        close = [w for w in words if w.lower() == value.lower().replace("-", "_")][:1]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def toml_type(value) -> str:
@@ -113,8 +127,8 @@ class Field:
             fail(f"{where} {self.name} must be a non-empty string")
         allowed = self.allowed()
         if allowed is not None and value not in allowed:
-            fail(f"{where} {self.name}: unknown {self.noun or self.name} {value!r}; allowed: "
-                 + ", ".join(map(str, allowed)))
+            fail(f"{where} {self.name}: unknown {self.noun or self.name} {value!r}{did_you_mean(value, allowed)}; "
+                 "allowed: " + ", ".join(map(str, allowed)))
         return value
 
     def describe_type(self) -> str:
@@ -172,7 +186,7 @@ class Section:
         names = self.keys()
         for key in table:
             if key not in names:
-                fail(f"unknown key {key!r} in {where}; allowed keys: {', '.join(names)}")
+                fail(f"unknown key {key!r} in {where}{did_you_mean(key, names)}; allowed keys: {', '.join(names)}")
         out = {}
         for f in self.fields:
             if f.name in table:
@@ -190,7 +204,8 @@ def check_sections(data: Mapping, sections: Sequence[Section], fail, extra: Sequ
     allowed = [s.name for s in sections] + list(extra)
     for name, value in data.items():
         if name not in allowed:
-            fail(f"unknown section or key {name!r}; allowed sections: " + ", ".join(f"[{s}]" for s in allowed))
+            fail(f"unknown section or key {name!r}{did_you_mean(name, allowed)}; allowed sections: "
+                 + ", ".join(f"[{s}]" for s in allowed))
         if not isinstance(value, dict):
             fail(f"{name!r} must be a section [{name}], got {toml_type(value)} {value!r}")
     for s in sections:

@@ -4,7 +4,8 @@ the task it defines.
 The sections are described once, in :data:`TUNE_SECTIONS` (``mumbo-jax config-help
 tune`` prints them)::
 
-    [objective]    function, direction, time_limit_s, isolate, retries, max_consecutive_failures
+    [objective]    function, direction, time_limit_s, isolate, retries, max_consecutive_failures,
+                   failures
     [parameters]   name = {low = ..., high = ..., log = false}, one per tuned parameter
     [fidelity]     kind = "discrete" (costs, values, model, rank) or "continuous"
                    (bounds, target, cost = {offset, scale, power}, model); learn_cost
@@ -26,11 +27,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from mumbo_jax.bo import rules
-from mumbo_jax.run.config import ACQUISITION, CONTINUOUS_MODELS, DISCRETE_MODELS, check_acquisition, read_toml, \
-    strategy_misfit
+from mumbo_jax.run.config import ACQUISITION, CONTINUOUS_MODELS, DISCRETE_MODELS, MAX_BUDGET, MAX_RANK, \
+    check_acquisition, read_toml, strategy_misfit
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, toml_type, type_ok
 
 __all__ = ["Parameter", "TuneConfig", "TUNE_SECTIONS", "load_tune_config", "parse_tune_config", "make_tune_task"]
+
+MAX_TUNE_EVALUATIONS = 100_000  # evaluations of one tuning run (an ask at 2,000 points already takes minutes)
+MAX_WORKERS = 4096
 
 _DIRECTIONS = {"maximise": "maximise", "maximize": "maximise", "minimise": "minimise", "minimize": "minimise"}
 
@@ -40,11 +44,14 @@ OBJECTIVE = Section("objective", "The function to tune and how failures are hand
     Field("direction", str, "Whether the returned score is maximised or minimised.", required=True,
           choices=tuple(_DIRECTIONS)),
     Field("time_limit_s", float, "Seconds per evaluation; each runs in a worker process, killed when over.", low=0,
-          low_open=True),
+          low_open=True, high=1e8),
     Field("isolate", bool, "Run each evaluation in a worker process (default: only with time_limit_s)."),
-    Field("retries", int, "Re-evaluations of a failed point before it is abandoned.", default=0, low=0),
+    Field("retries", int, "Re-evaluations of a failed point before it is abandoned.", default=0, low=0, high=1000),
     Field("max_consecutive_failures", int, "Stop the run (exit code 1) after this many failures in a row.",
-          default=10, low=1),
+          default=10, low=1, high=MAX_TUNE_EVALUATIONS),
+    Field("failures", str, "What the model learns from a failed evaluation: impute (it is modelled as the worst "
+          "score seen so far minus a margin, so the optimiser steers away from a failing region) or ignore.",
+          default="impute", choices=("impute", "ignore")),
 ), required=True)
 PARAMETER = Section("parameters.<name>", "One entry per tuned parameter, name = {low = ..., high = ...}; at least one.", (
     Field("low", float, "Lower bound (> 0 for a log-scale parameter).", required=True),
@@ -63,7 +70,7 @@ FIDELITY = Section("fidelity", "The fidelities: discrete (index 0 is the target)
     Field("cost", dict, "Continuous: {offset, scale, power}: cost = offset + scale z^power (default 0, 1, 1)."),
     Field("model", str, "icm (default) or ar1 for discrete; product (default) or fabolas for continuous.",
           choices=DISCRETE_MODELS + CONTINUOUS_MODELS),
-    Field("rank", int, "Discrete: rank of the ICM coregionalisation matrix.", default=2, low=1),
+    Field("rank", int, "Discrete: rank of the ICM coregionalisation matrix.", default=2, low=1, high=MAX_RANK),
     Field("target_floor", float, "Discrete ICM models: the target's own variance is at least this share of the "
           "variance it shares with the cheaper fidelities (e.g. 0.01 where a cheap fidelity may mislead); default 0 "
           "for icm (plain ICM), 0.05 for icm_disc.",
@@ -80,26 +87,27 @@ COST = Section("fidelity.cost", "Continuous fidelity: the configured cost offset
 BUDGET = Section("budget", "At least one key; the first budget reached stops the run. Tuning budgets INCLUDE the "
                  "initial design (2 d points at every fidelity), unlike mumbo-jax run.", (
     Field("cost", float, "Total cost, the initial design included (a reported cost replaces the configured one).",
-          low=0, low_open=True),
-    Field("wall_clock_s", float, "Total wall-clock seconds over all sessions.", low=0, low_open=True),
-    Field("evaluations", int, "Total evaluations, failed ones and the initial design included.", low=1),
+          low=0, low_open=True, high=MAX_BUDGET),
+    Field("wall_clock_s", float, "Total wall-clock seconds over all sessions.", low=0, low_open=True, high=1e9),
+    Field("evaluations", int, "Total evaluations, failed ones and the initial design included.", low=1,
+          high=MAX_TUNE_EVALUATIONS),
 ), required=True)
 TUNE_RUN = Section("run", "The decision rule, the seed and the run folder.", (
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
           default="mumbo", choices=rules.STRATEGIES),
-    Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0),
+    Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0, high=10**9),
     Field("out", str, "Run folder (journal, results, plot); default runs/<config file stem>."),
 ))
 WORKERS = Section("workers", "Parallel evaluations: how many run at once and where (command-line --workers, "
                   "--executor, --scheduler override these).", (
     Field("n", int, "Evaluations in flight at once (1: one at a time, in the driver or its worker process).",
-          default=1, low=1),
+          default=1, low=1, high=MAX_WORKERS),
     Field("executor", str, "process: n isolated local worker processes (they die with the driver); dask: the "
           "workers of a Dask cluster (needs scheduler; pip install 'mumbo-jax[workers]').", default="process",
           choices=("process", "dask")),
     Field("scheduler", str, "Dask scheduler address, e.g. 'tcp://10.0.0.5:8786' (executor = 'dask')."),
     Field("connect_timeout_s", float, "Seconds to wait for the Dask scheduler before giving up.", default=10.0,
-          low=0, low_open=True),
+          low=0, low_open=True, high=1e6),
     Field("pending", str, "How evaluations still running enter the next decision: believer (kriging-believer "
           "fantasies, any strategy) or gibbon (GIBBON's pending-aware gain, max-value strategies).",
           default="believer", choices=("believer", "gibbon")),
@@ -146,6 +154,7 @@ class TuneConfig:
     isolate: bool = False
     retries: int = 0
     max_consecutive_failures: int = 10
+    failures: str = "impute"
     costs: tuple | None = None
     values: tuple | None = None
     fidelity_bounds: tuple | None = None
@@ -222,7 +231,8 @@ class TuneConfig:
     def to_dict(self) -> dict:
         """The configuration as TOML-like plain data (``parse_tune_config`` reads it back)."""
         objective = {"direction": self.direction, "retries": self.retries,
-                     "max_consecutive_failures": self.max_consecutive_failures, "isolate": self.isolate}
+                     "max_consecutive_failures": self.max_consecutive_failures, "isolate": self.isolate,
+                     "failures": self.failures}
         if self.objective is not None:
             objective["function"] = self.objective
         if self.time_limit_s is not None:
@@ -335,7 +345,8 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
     return TuneConfig(
         parameters=tuple(params), direction=_DIRECTIONS[obj["direction"]], objective=func, time_limit_s=limit,
         isolate=bool(obj["isolate"]) or limit is not None, retries=obj["retries"],
-        max_consecutive_failures=obj["max_consecutive_failures"], budget_cost=budget["cost"],
+        max_consecutive_failures=obj["max_consecutive_failures"], failures=obj["failures"],
+        budget_cost=budget["cost"],
         budget_wall_clock_s=budget["wall_clock_s"], budget_evaluations=budget["evaluations"],
         strategy=run["strategy"], seed=run["seed"], out=out, workers=workers["n"], executor=workers["executor"],
         scheduler=workers["scheduler"], connect_timeout_s=workers["connect_timeout_s"], pending=workers["pending"],

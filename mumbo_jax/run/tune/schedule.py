@@ -16,8 +16,9 @@ are read as before: only their last evaluation can be owed a retry.
 
 Failures: ``retries`` re-evaluates the same point that many more times; a point that
 still fails is abandoned and replaced by a uniform random point at the same fidelity
-(deterministic in the seed): the model never sees failures, so its data would not
-change and it would propose the same point again; a later proposal at an abandoned
+(deterministic in the seed): with ``[objective] failures = "ignore"`` the model never
+sees failures, so its data would not change and it would propose the same point again
+(with ``"impute"`` it sees them as pessimistic values and moves away); a later proposal at an abandoned
 point (within :data:`SAME_POINT_TOL` of the box) is replaced the same way, without
 evaluating it. An abandoned design point is replaced by the same point at every
 fidelity.

@@ -19,13 +19,16 @@ resumed optimiser proposes what the killed one would have.
 
 Failures (:mod:`mumbo_jax.run.tune.schedule`): an objective that raises, returns
 NaN/inf, text or a malformed value, overruns ``time_limit_s``, or whose worker dies is
-recorded as failed (with the error and traceback) and never told to the model; it is
-retried ``retries`` times, then replaced by a random point at the same fidelity.
-``max_consecutive_failures`` stops a run whose objective is broken (the results say
-``aborted``; the CLI exits 1). A failed evaluation counts towards the evaluation budget
-and costs its fidelity's configured cost. Limitation: the model knows nothing of
-failures, so a failing region that looks unexplored keeps attracting proposals near,
-not at, the failed points; avoiding it needs a failure model in the decision rule.
+recorded as failed (with the error and traceback); it is retried ``retries`` times,
+then replaced by a random point at the same fidelity. ``max_consecutive_failures``
+stops a run whose objective is broken (the results say ``aborted``; the CLI exits 1),
+and so does a run in which no evaluation succeeded. A failed evaluation counts towards
+the evaluation budget and costs its fidelity's configured cost. With ``[objective]
+failures = "impute"`` (the default) every failed evaluation is told to the model as a
+pessimistic value (the worst score so far minus a margin,
+:meth:`~mumbo_jax.bo.asktell.AskTell.tell_failure`), so the optimiser steers away from
+a failing region; ``"ignore"`` keeps failures from the model (a failing region that
+looks unexplored then keeps attracting proposals).
 
 Wall-clock accounting: each record carries ``eval_s`` (the objective), ``ask_s`` (the
 optimiser: fit, g* sampling, maximisation, split in ``timings``) and ``other_s`` (the
@@ -51,10 +54,12 @@ import numpy as np
 
 from mumbo_jax.run.journal import JOURNAL_NAME, Journal, JournalError
 from mumbo_jax.run.lock import run_lock
+from mumbo_jax.run.x64 import with_x64
 from mumbo_jax.run.output import prepare_output
 from mumbo_jax.run.schema import ConfigError
 from mumbo_jax.run.tune import objective as obj
-from mumbo_jax.run.tune.config import TuneConfig, load_tune_config, make_tune_task, parse_tune_config
+from mumbo_jax.run.tune.config import MAX_WORKERS, TuneConfig, load_tune_config, make_tune_task, \
+    parse_tune_config
 from mumbo_jax.run.tune import executors, schedule
 from mumbo_jax.run.tune.results import PLOT_NAME, RESULTS_NAME, best_at_target, plot_tuning, results_from_journal
 from mumbo_jax.run.tune.schedule import CONSECUTIVE_FAILURES, SAME_POINT_TOL, design_cost, last_params, stop_reason
@@ -64,6 +69,7 @@ __all__ = ["tune", "resume", "replay", "stop_reason", "design_cost", "SAME_POINT
            "CONSECUTIVE_FAILURES"]
 
 FORMAT = 1  # journal format version
+NO_SUCCESS = "no evaluation succeeded"  # in the stop reason of a run without a result (aborted: exit 1)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -78,11 +84,13 @@ def _fmt(v, spec=".4g") -> str:
 
 
 def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False, pending=(), records=None,
-           pending_mode: str = "believer"):
+           pending_mode: str = "believer", failures: str = "ignore"):
     """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations,
     the pending points ``pending`` (``{"u", "z", "design_index"}`` dicts, see
-    :func:`~mumbo_jax.run.tune.schedule.pending_holds`) and the last recorded
-    hyper-parameters of ``records`` (default ``evals``; the warm start of the next fit)."""
+    :func:`~mumbo_jax.run.tune.schedule.pending_holds`), the last recorded
+    hyper-parameters of ``records`` (default ``evals``; the warm start of the next fit)
+    and, with ``failures = "impute"``, the failed evaluations
+    (:meth:`~mumbo_jax.bo.asktell.AskTell.tell_failure`)."""
     from mumbo_jax.bo import loop
     from mumbo_jax.gp import models
 
@@ -92,7 +100,9 @@ def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = Fals
         params = {k: np.asarray(v).tolist() for k, v in models.default_params(task.spec).items()}
     state = {"seed": seed, "x": [r["u"] for r in ok], "z": [r["z"] for r in ok], "y": [r["y"] for r in ok],
              "costs": [r["cost"] for r in ok], "params": params,
-             "pending": [{"x": h["u"], "z": h["z"], "design_index": h.get("design_index")} for h in pending]}
+             "pending": [{"x": h["u"], "z": h["z"], "design_index": h.get("design_index")} for h in pending],
+             "failed": ([[r["u"], r["z"]] for r in evals if r["status"] == "failed"] if failures == "impute"
+                        else [])}
     cost_model = None
     if learn_cost:
         from mumbo_jax.gp import costmodel
@@ -133,7 +143,8 @@ class _Run:
         task = make_tune_task(cfg)
         lost, owed = schedule.unfinished(self.evals, self.issued)
         opt = replay(task, cfg.settings(), cfg.seed, self.evals, cfg.learn_cost,
-                     pending=schedule.pending_holds(lost, owed), records=self.records, pending_mode=cfg.pending)
+                     pending=schedule.pending_holds(lost, owed), records=self.records, pending_mode=cfg.pending,
+                     failures=cfg.failures)
         self.check_design_budget(opt)
         if self.evals or lost:
             n_ok = sum(r["status"] == "ok" for r in self.evals)
@@ -161,8 +172,11 @@ class _Run:
         finally:
             close()
         reason = stop_reason(cfg, self.evals, elapsed()) or "budget reached"
+        aborted = CONSECUTIVE_FAILURES in reason
+        if self.evals and not any(r["status"] == "ok" for r in self.evals):
+            reason, aborted = f"{reason}, and {NO_SUCCESS}", True
         self.say(f"stopping: {reason}")
-        return self.finish({"type": "end", "reason": reason, "aborted": CONSECUTIVE_FAILURES in reason,
+        return self.finish({"type": "end", "reason": reason, "aborted": aborted,
                             "time": _now(), "session": session, "elapsed_s": elapsed()}, opt)
 
     def start_executor(self):
@@ -232,6 +246,8 @@ class _Run:
             cost = outcome["eval_s"] if cfg.learn_cost else cfg.cost_of(point["z"])
         if ok:
             self.tell(opt, point, y, cost)
+        elif cfg.failures == "impute":
+            opt.tell_failure(np.asarray(point["u"]), point["z"])
         rec = {"type": "eval", "n": len(self.evals), "id": point["id"], "point": point["point"],
                "attempt": point["attempt"], "source": point["source"], "replaces": point.get("replaces"),
                "status": outcome["status"], "x": point["x"], "u": point["u"],
@@ -298,7 +314,8 @@ class _Run:
         if end is not None:
             self.append(end)
         if opt is None:
-            opt = replay(make_tune_task(cfg), cfg.settings(), cfg.seed, self.evals, cfg.learn_cost)
+            opt = replay(make_tune_task(cfg), cfg.settings(), cfg.seed, self.evals, cfg.learn_cost,
+                         failures=cfg.failures)
         incumbent = None
         # AskTell.incumbent derives its key from the BO step count, negative (an error)
         # while the initial design is incomplete: no model incumbent before that
@@ -346,6 +363,8 @@ def _with_workers(cfg: TuneConfig, workers=None, executor=None, scheduler=None) 
     """``cfg`` with the command line's --workers/--executor/--scheduler applied."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(f"--workers must be a positive integer (evaluations at once), got {workers!r}")
+    if workers is not None and workers > MAX_WORKERS:
+        raise ConfigError(f"--workers must be <= {MAX_WORKERS} (evaluations at once), got {workers}")
     if executor is not None and executor not in executors.EXECUTORS:
         raise ConfigError(f"--executor must be one of {', '.join(executors.EXECUTORS)}, got {executor!r}")
     changes = {k: v for k, v in (("workers", workers), ("executor", executor), ("scheduler", scheduler))
@@ -366,6 +385,7 @@ def _connect(cfg: TuneConfig, user_executor):
     return None
 
 
+@with_x64
 def tune(config, objective: Callable | str | None = None, out=None, stream=None, workers=None, executor=None,
          scheduler=None) -> dict:
     """Start a journaled tuning run and run it to its budget.
@@ -391,7 +411,6 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None,
     """
     import jax
 
-    jax.config.update("jax_enable_x64", True)
     cfg = _as_config(config)
     user_executor = executor if isinstance(executor, concurrent.futures.Executor) else None
     cfg = _with_workers(cfg, workers, None if user_executor is not None else executor, scheduler)
@@ -447,6 +466,7 @@ def _start(cfg: TuneConfig, objective, ref, run_dir: Path, stream, user_executor
         return _Run(cfg, objective, run_dir, journal, [], stream, user_executor, started).run()
 
 
+@with_x64
 def resume(run_dir, objective: Callable | str | None = None, stream=None, workers=None, executor=None,
            scheduler=None) -> dict:
     """Continue a run from its journal (after a crash, a kill or a Ctrl-C), or rewrite
@@ -463,15 +483,13 @@ def resume(run_dir, objective: Callable | str | None = None, stream=None, worker
     Raises:
         JournalError: no usable journal (a torn last line is only warned about).
     """
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise JournalError(f"{run_dir}: no such run folder")
     stream = sys.stdout if stream is None else stream
     if not (run_dir / JOURNAL_NAME).is_file():
-        raise JournalError(f"{run_dir / JOURNAL_NAME}: no journal here (is this a run folder made by `mumbo-jax tune`?)")
+        raise JournalError(f"{run_dir / JOURNAL_NAME}: no journal here (is this a run folder made by "
+                           "`mumbo-jax tune`?)")
     prepare_output(run_dir)  # writable: the lock, results.json, the plot
     with run_lock(run_dir, "mumbo-jax resume", say=lambda m: print(m, file=stream, flush=True)):
         return _continue(run_dir, objective, stream, workers, executor, scheduler)
