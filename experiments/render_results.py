@@ -37,9 +37,9 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
   (``experiments/performance/bench_compare_workers.py``).
 * ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/paper/fastcv.py``).
 * ``async_study NAME``: ``docs/data/NAME`` (``experiments/studies/async_study.py``).
-* ``batch_study REL``: ``experiments/ablations/results/batch_REL`` and ``s10_REL``
+* ``batch_study REL``: ``docs/data/ablations/batch_REL`` and ``s10_REL``
   (``experiments/ablations/ablation_mumbo.py --tag batch``).
-* ``batch_study_defaults REL``: ``experiments/ablations/results/batchd_REL`` (``--tag batchd
+* ``batch_study_defaults REL``: ``docs/data/ablations/batchd_REL`` (``--tag batchd
   --base-defaults``) and the default's row of ``s10b_REL``.
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
@@ -58,7 +58,7 @@ import sys
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "docs/RESULTS.md")
+DOCS = ("README.md", "docs/RESULTS.md", "docs/performance.md")
 MARKER = re.compile(r"(<!-- render: *([a-z_0-9]+)(?: +([A-Za-z0-9_.-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
 ALPHA = 0.05
 
@@ -309,13 +309,13 @@ def render_fastcv(root, model):
 
 def render_ablation(root, rel):
     """An issue-13 screen (``experiments/ablations/ablation_mumbo.py``, JSON under
-    experiments/ablations/results/): per variant, median regret of the recommendation at cost
+    docs/data/ablations/): per variant, median regret of the recommendation at cost
     25 / 50 / 100 / the budget, the worst rise of a run's recommended regret above its
     running minimum, the share of evaluations at the target, the coverage of the model's
     95 % interval at the recommendation (share of steps whose true value lies in it; "-"
     for runs recorded before it was) and the median overhead per step (s)."""
     compare = _compare_module()
-    res = _load(root, f"experiments/ablations/results/{rel}")
+    res = _load(root, f"docs/data/ablations/{rel}")
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
     if "table_checkpoints" in res:  # a file may name its own columns (a long run)
         checkpoints = [float(c) for c in res["table_checkpoints"]]
@@ -335,7 +335,7 @@ def render_ablation(root, rel):
     for name, rec in res["variants"].items():
         seeds = rec["per_seed"]
         cells = [_num(float(np.median([compare.regret_at_cost(s["cost_spent"], s["regret"], c) for s in seeds])))
-                 for c in checkpoints]
+                 + _stopped_mark(seeds, c) for c in checkpoints]
         rise = max(float(np.nanmax(np.asarray(s["regret"], float) - np.fmin.accumulate(np.asarray(s["regret"], float))))
                    for s in seeds)
         share = sum(s["n_target"] for s in seeds) / max(1, sum(s["n_evals"] for s in seeds))
@@ -347,7 +347,16 @@ def render_ablation(root, rel):
         p_holm = "-" if name == ref else f"{holm[name]:.2g}"
         lines.append(f"| {name} | {' | '.join(cells)} | {_num(rise)} | {100 * share:.1f} % | {cover} | {step} | "
                      f"{vs} | {p_holm} |")
+    if any(_stopped_mark(rec["per_seed"], c) for rec in res["variants"].values() for c in checkpoints):
+        lines += ["", "† k: k seeds stopped (the evaluation cap) before that cost; each counts with the regret "
+                      "at which it stopped."]
     return "\n".join(lines) + "\n"
+
+
+def _stopped_mark(seeds, cost) -> str:
+    """`` †k`` when k of ``seeds`` stopped before spending ``cost`` (else empty)."""
+    k = sum(1 for s in seeds if float(s["cost_spent"][-1]) < cost - 1e-9)
+    return f" †{k}" if k else ""
 
 
 def _paired_p(a, b):
@@ -495,9 +504,9 @@ def render_batch_study_defaults(root, rel):
 
 def _batch_study(root, rel, tag, seq_tag, seq_variant):
     compare = _compare_module()
-    res = _load(root, f"experiments/ablations/results/{tag}_{rel}")
+    res = _load(root, f"docs/data/ablations/{tag}_{rel}")
     seq_key = "MUMBO, sequential (q = 1)"
-    recs = {seq_key: (_load(root, f"experiments/ablations/results/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
+    recs = {seq_key: (_load(root, f"docs/data/ablations/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
     recs.update({BATCH_LABELS[v]: (res["variants"][v], 4) for v in BATCH_LABELS if v in res["variants"]})
     budget = float(res["budget"])
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < budget] + [budget]
@@ -683,7 +692,7 @@ def current_paths(text: str) -> str:
         where = MOVED[m.group(1)]
         return "experiments/" + (where if "/" in where else f"{where}/{m.group(1)}")
 
-    return _MOVED_RE.sub(sub, text.replace("experiments/results13", "experiments/ablations/results"))
+    return _MOVED_RE.sub(sub, text.replace("experiments/results13", "docs/data/ablations"))
 
 
 def markers(text: str) -> list[tuple[str, str | None]]:

@@ -1,5 +1,5 @@
 """The schema layer: one description per key drives validation, messages and docs (the
-README's configuration reference is generated from it and must stay in sync)."""
+the docs' configuration reference (docs/howto/configs-cli.md) is generated from it and must stay in sync)."""
 
 import dataclasses
 import re
@@ -12,7 +12,7 @@ from mumbo_jax.run import cli, config
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, render_markdown, render_text
 from mumbo_jax.run.tune import TUNE_SECTIONS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CONFIG_REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "howto" / "configs-cli.md"
 ALL_SECTIONS = config.RUN_SECTIONS + config.COMPARE_SECTIONS + TUNE_SECTIONS
 
 
@@ -81,11 +81,11 @@ def test_every_key_is_documented():
         assert all(f.name in text and f"`{f.name}`" in md for f in section.fields)
 
 
-def test_readme_configuration_reference_is_generated_from_the_schema():
+def test_docs_configuration_reference_is_generated_from_the_schema():
     """Regenerate with: mumbo-jax config-help --markdown (between the markers)."""
-    text = README.read_text()
+    text = CONFIG_REFERENCE.read_text()
     m = re.search(r"<!-- config-reference: start -->\n(.*?)<!-- config-reference: end -->", text, flags=re.S)
-    assert m, "README.md lost its configuration reference markers"
+    assert m, "docs/howto/configs-cli.md lost its configuration reference markers"
     assert m.group(1) == cli.config_help(markdown=True)
 
 

@@ -57,7 +57,7 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
   query it at the target (a target-protecting rule).
 
 Baselines (``mt_ei``, ``mf_gp_ucb``, ``ei``, ...) run with the same model and fit settings
-as ``base``. Output: one JSON per problem under experiments/ablations/results/ with per-seed
+as ``base``. Output: one JSON per problem under docs/data/ablations/ with per-seed
 curves, the fidelity of every evaluation, and per-step overheads; a summary is printed
 (median regret at cost checkpoints, fraction of evaluations at the target, overhead).
 """
@@ -92,7 +92,7 @@ from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.bo.timing import StepClock  # noqa: E402
 from mumbo_jax.run import compare  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parent / "results"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "ablations"
 
 # lever -> (settings overrides, model kind or None, spec overrides)
 LEVERS = {

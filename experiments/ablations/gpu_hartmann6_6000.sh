@@ -16,5 +16,5 @@ timeout $T python3 $A --budget 600 --max-evals 250 --checkpoints 25,50,100,200 \
   --levers faces+local+inc_global+cal+nuts4 --tag gpu6n > $L/gpu6n.log 2>&1 &
 wait
 nvidia-smi --query-gpu=name,memory.used --format=csv
-tar czf "$OUT/h6_6000.tar.gz" $L experiments/ablations/results/gpu6k* experiments/ablations/results/gpu6n*
+tar czf "$OUT/h6_6000.tar.gz" $L docs/data/ablations/gpu6k* docs/data/ablations/gpu6n*
 tail -n 2 $L/*.log

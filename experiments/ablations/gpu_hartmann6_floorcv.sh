@@ -15,5 +15,5 @@ timeout $T python3 $A $K --levers faces+local+inc_target+cal --tag gpu6Ltarget >
 timeout $T python3 $A --partial --budget 6000 --max-evals 700 --checkpoints 25,50,100,200,600,1000,2000,4000 \
   --levers faces+local+inc_target+cal --tag gpu6ktarget > $L/gpu6ktarget.log 2>&1 &
 wait
-tar czf "$OUT/h6_floorcv.tar.gz" $L experiments/ablations/results/gpu6Lfloorcv* experiments/ablations/results/gpu6Ltarget* experiments/ablations/results/gpu6ktarget*
+tar czf "$OUT/h6_floorcv.tar.gz" $L docs/data/ablations/gpu6Lfloorcv* docs/data/ablations/gpu6Ltarget* docs/data/ablations/gpu6ktarget*
 tail -n 1 $L/*.log

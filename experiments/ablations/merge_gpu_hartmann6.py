@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent / "results"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "ablations"
 DEFAULT = "mumbo+faces+local+inc_global+cal"
 
 

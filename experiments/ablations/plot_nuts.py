@@ -2,7 +2,7 @@
 
     python experiments/ablations/plot_nuts.py
 
-Reads ``experiments/ablations/results/s9gm_*.json`` (rows ``mumbo+faces+local+inc_global+cal``, the
+Reads ``docs/data/ablations/s9gm_*.json`` (rows ``mumbo+faces+local+inc_global+cal``, the
 default, and its ``+nuts4`` / ``+nuts`` variants on today's code, each sample's g* on its
 share of one grid; ``experiments/ablations/merge_rows.py`` built them, docs/RESULTS.md says how) and draws, per problem, the coverage of
 the 95 % interval at the recommendation and the median regret at the budget, to
@@ -36,7 +36,7 @@ def budget(name: str) -> float:
 
 
 def main():
-    data = {f: json.loads((ROOT / "experiments" / "ablations" / "results" / f"s9gm_{f}_s0-9.json").read_text())["variants"]
+    data = {f: json.loads((ROOT / "docs" / "data" / "ablations" / f"s9gm_{f}_s0-9.json").read_text())["variants"]
             for f in FILES}
     fig, (ax_c, ax_r) = plt.subplots(1, 2, figsize=(11, 4))
     width = 0.8 / len(ROWS)
