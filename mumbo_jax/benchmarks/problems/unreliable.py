@@ -36,15 +36,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.benchmarks.problems.literature import _park_high, _park_low
-from mumbo_jax.benchmarks.problems.paper import _H3_A, _H3_ALPHA, _H3_P, _currin_high, _forrester_high
+from mumbo_jax.benchmarks.problems.literature import park
+from mumbo_jax.benchmarks.problems.paper import currin, forrester
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, eval_discrete, switch_core
 
 __all__ = [
     "SOURCE_KIND", "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable",
     "unrel_branin_anti", "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask",
     "unrel_currin_negated", "unrel_park_partial", "unrel_branin_continuous", "unrel_branin_continuous_cost",
-    "TOAL_HARTMANN3_A", "HARTMANN3_NOISY_VARIANCE",
+    "TOAL_HARTMANN3_A", "HARTMANN3_NOISY_VARIANCE", "PARK_PARTIAL_EDGE", "PARK_PARTIAL_WIDTH",
 ]
 
 #: Per problem of the suite: ``"reliable"`` or the kind of unreliability of its cheap source
@@ -66,14 +66,16 @@ SOURCE_KIND: dict[str, str] = {
 # --------------------------------------------------------------------------
 # Forrester (Forrester, Sobester & Keane 2007; Mainini et al. 2022)
 # --------------------------------------------------------------------------
-def _forrester_lf(x1: Array, a: float, b: float, c: float) -> Array:
-    return a * _forrester_high(x1) + b * (x1 - 0.5) + c
+def _forrester_target(x: Array) -> Array:
+    return forrester(x, 0)
 
 
-_forrester_reliable_core = switch_core(
-    (lambda x: _forrester_high(x[0]), lambda x: _forrester_lf(x[0], 0.75, 5.0, -2.0)))
-_forrester_biased_core = switch_core(
-    (lambda x: _forrester_high(x[0]), lambda x: _forrester_lf(x[0], 0.5, 10.0, -5.0)))
+def _forrester_lf(x: Array, a: float, b: float, c: float) -> Array:
+    return a * forrester(x, 0) + b * (x[0] - 0.5) + c
+
+
+_forrester_reliable_core = switch_core((_forrester_target, lambda x: _forrester_lf(x, 0.75, 5.0, -2.0)))
+_forrester_biased_core = switch_core((_forrester_target, lambda x: _forrester_lf(x, 0.5, 10.0, -5.0)))
 
 
 def unrel_forrester_reliable(x: Array, z) -> Array:
@@ -258,10 +260,17 @@ TOAL_HARTMANN3_A = {"reliable": 0.3, "twotask": 0.45}
 HARTMANN3_NOISY_VARIANCE = 1.0
 
 
+# the standard Hartmann-3 constants (Dixon & Szego 1978), the target's of ``hartmann3``
+_H3_A = np.array([[3.0, 10.0, 30.0], [0.1, 10.0, 35.0], [3.0, 10.0, 30.0], [0.1, 10.0, 35.0]])
+_H3_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+_H3_P = 1e-4 * np.array([[3689.0, 1170.0, 2673.0], [4699.0, 4387.0, 7470.0], [1091.0, 8732.0, 5547.0],
+                         [381.0, 5743.0, 8828.0]])
+
+
 def _hartmann3_scaled(x: Array, factor: float) -> Array:
     """``-sum_i alpha_i exp(-sum_j A_ij (x_j - factor P_ij)^2)`` (target: factor 1)."""
     inner = jnp.sum(jnp.asarray(_H3_A) * (x[None, :] - factor * jnp.asarray(_H3_P)) ** 2, axis=1)
-    return -jnp.sum(jnp.asarray(_H3_ALPHA[:, 0]) * jnp.exp(-inner))
+    return -jnp.sum(jnp.asarray(_H3_ALPHA) * jnp.exp(-inner))
 
 
 def _toal_factor(a: float) -> float:
@@ -346,8 +355,7 @@ def unrel_hartmann3_twotask(x: Array, z) -> Array:
 # --------------------------------------------------------------------------
 # Currin negated (Mikkola et al. 2023)
 # --------------------------------------------------------------------------
-_currin_negated_core = switch_core(
-    (lambda x: _currin_high(x[0], x[1]), lambda x: -_currin_high(x[0], x[1])))
+_currin_negated_core = switch_core((lambda x: currin(x, 0), lambda x: -currin(x, 0)))
 
 
 def unrel_currin_negated(x: Array, z) -> Array:
@@ -379,16 +387,18 @@ def unrel_currin_negated(x: Array, z) -> Array:
 # --------------------------------------------------------------------------
 # Park with a cheap source that is informative only in part of the box
 # --------------------------------------------------------------------------
+#: Where the cheap source of ``unrel_park_partial`` switches (``x1``) and the width of the
+#: logistic switch.
 PARK_PARTIAL_EDGE = 0.5
 PARK_PARTIAL_WIDTH = 0.05
 
 
 def _park_partial_lf(x: Array) -> Array:
     w = jax.nn.sigmoid((PARK_PARTIAL_EDGE - x[0]) / PARK_PARTIAL_WIDTH)
-    return w * _park_low(x) + (1.0 - w) * _park_low(1.0 - x)
+    return w * park(x, 1) + (1.0 - w) * park(1.0 - x, 1)
 
 
-_park_partial_core = switch_core((_park_high, _park_partial_lf))
+_park_partial_core = switch_core((lambda x: park(x, 0), _park_partial_lf))
 
 
 def unrel_park_partial(x: Array, z) -> Array:
