@@ -202,3 +202,63 @@ def test_protect_target_replaces_a_cheap_proposal_until_the_target_is_seen():
     out2 = strategies.protect_target(task, post2, prop)
     np.testing.assert_allclose(out2.x, prop.x)
     assert int(out2.z) == 1
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+def _toy_acquisition(ctx):
+    return jax.tree_util.Partial(rules.random_alpha, ctx.key)
+
+
+def test_register_keeps_every_view_live_and_checks_its_input():
+    views = (rules.STRATEGIES, rules.USES_GSTAR, rules.TARGET_ONLY, rules.DISCRETE_ONLY, rules.CONTINUOUS_ONLY)
+    before = [tuple(v) for v in views]
+    rule = rules.register(rules.Rule("toy_target_discrete", _toy_acquisition, "target", uses_gstar=True,
+                                     kinds=("discrete",), options={"k": 2}))
+    try:
+        after = [tuple(v) for v in views]
+        assert all(a == b + ("toy_target_discrete",) for a, b in zip(after, before[:4]))
+        assert after[4] == before[4]
+        assert "toy_target_discrete" in rules.TARGET_ONLY and rules.TARGET_ONLY == before[2] + ("toy_target_discrete",)
+        assert rules.check_rule("toy_target_discrete", discrete=True) is rule
+        with pytest.raises(ValueError, match="needs discrete fidelities"):
+            rules.check_rule("toy_target_discrete", discrete=False)
+        assert dict(rule.options) == {"k": 2}
+        with pytest.raises(TypeError):
+            rule.options["k"] = 3  # read-only: a variant is another record
+        variant = rule.with_options(name="toy_target_discrete_k5", k=5)
+        assert variant.options["k"] == 5 and rule.options["k"] == 2 and variant.name != rule.name
+        with pytest.raises(ValueError, match="has no option 'j'"):
+            rule.with_options(j=1)
+    finally:
+        rules.unregister("toy_target_discrete")
+    assert [tuple(v) for v in views] == before
+    with pytest.raises(ValueError, match="snake_case"):
+        rules.Rule("mt-ei2", _toy_acquisition)
+    with pytest.raises(ValueError, match="acquisition must be callable"):
+        rules.Rule("toy", None)
+    with pytest.raises(TypeError, match="expects a Rule"):
+        rules.register("mumbo")
+    with pytest.raises(ValueError, match="already registered"):
+        rules.register(dataclasses.replace(rules.RULES["ei"], summary="another ei"))
+    assert rules.register(rules.RULES["ei"]) is rules.RULES["ei"]  # the same record: a no-op
+    with pytest.raises(ValueError, match="built-in rule"):
+        rules.unregister("mumbo")
+
+
+def test_compare_labels_use_the_rule_names_and_the_old_spellings_warn():
+    from mumbo_jax.run import config
+
+    base = {"compare": {"problem": "forrester", "budget": 30}}
+    names = [n for n in rules.STRATEGIES if "discrete" in rules.RULES[n].kinds]  # forrester's kind
+    cfg = config.parse_compare_config({"compare": {**base["compare"], "strategies": names}})
+    assert all(cfg.settings[name].strategy == name for name in names) and "mt_ei" in names
+    assert cfg.settings["mes"].n_gstar == 10 and cfg.settings["mf_kg"].strategy == "mf_kg"
+    with pytest.warns(DeprecationWarning) as caught:
+        old = config.parse_compare_config({"compare": {**base["compare"], "strategies": ["mt-ei", "mf-gp-ucb"]}})
+    assert [str(w.message) for w in caught] == [
+        "compare label 'mt-ei' is deprecated; use the rule's own name 'mt_ei'",
+        "compare label 'mf-gp-ucb' is deprecated; use the rule's own name 'mf_gp_ucb'"]
+    assert old.settings["mt-ei"].strategy == "mt_ei" and old.settings["mf-gp-ucb"].strategy == "mf_gp_ucb"
+    assert set(config.DEPRECATED_LABELS) <= set(config.STRATEGY_PRESETS)
