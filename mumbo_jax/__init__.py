@@ -22,7 +22,7 @@ from mumbo_jax.acquisition.maxvalue import exact_max_samples, gumbel_max_samples
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import Benchmark, History, run_compiled
 from mumbo_jax.bo.optimize import FidelitySpace, Proposal, continuous_fidelity, discrete_fidelities, maximise
-from mumbo_jax.bo.rules import RULES, Rule, check_rule
+from mumbo_jax.bo.rules import RULES, Rule, check_rule, register
 from mumbo_jax.bo.settings import BOSettings, Task, make_task
 from mumbo_jax.bo.timing import StepClock
 from mumbo_jax.gp.fitting import fit, fit_params, neg_log_marginal
@@ -68,6 +68,6 @@ __all__ = [
     # bo
     "FidelitySpace", "Proposal", "discrete_fidelities", "continuous_fidelity", "maximise",
     "Task", "make_task", "BOSettings", "AskTell", "run_compiled", "Benchmark", "History", "StepClock",
-    "Rule", "RULES", "check_rule",
+    "Rule", "RULES", "check_rule", "register",
     "__version__",
 ]

@@ -61,7 +61,7 @@ __all__ = [
     "Context", "Rule", "RULES", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
     "GAINS", "FIDELITY_GRID", "MTBO_POOL", "check_rule", "check_rule_for_task", "rule_for", "target_space",
     "mumbo_alpha", "mumbo_alpha_simpson", "mes_alpha", "random_alpha", "bo_evaluations",
-    "mt_ei_fidelity", "mf_gp_ucb_fidelity", "boca_fidelity",
+    "mt_ei_fidelity", "mf_gp_ucb_fidelity", "boca_fidelity", "fidelity_choices", "costs_at",
 ]
 
 GAINS = ("table", "simpson")
@@ -258,7 +258,7 @@ def bo_evaluations(post: posterior.Posterior, n_design):
     return (jnp.arange(post.mask.shape[0]) >= n_design) & (post.mask > 0)
 
 
-def _fidelity_choices(task):
+def fidelity_choices(task):
     """Fidelities a second stage chooses from: every discrete one, or a grid of a
     continuous one (target included)."""
     space = task.space
@@ -268,11 +268,15 @@ def _fidelity_choices(task):
     return jnp.concatenate([jnp.linspace(lo, hi, FIDELITY_GRID), jnp.asarray(task.target_z[:1], float)])
 
 
-def _costs_at(ctx: Context, x, zs):
+def costs_at(ctx: Context, x, zs):
     """Cost of querying ``x [d]`` at each of ``zs [G]`` (learned c(x, z) or known c(z))."""
     if ctx.cost is not None:
         return ctx.cost(jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs)
     return ctx.task.space.cost(zs)
+
+
+_fidelity_choices = fidelity_choices  # the older private names (mumbo_jax.bo.robust reads them)
+_costs_at = costs_at
 
 
 def _sd_at(post, x, zs):
@@ -284,8 +288,8 @@ def mt_ei_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
     """MT-EI (Swersky et al. 2013): at the first stage's x, the fidelity with the largest
     EI_z(x) / cost(z), EI_z over the best posterior mean of f(., z) at the evaluated x."""
     post, x = ctx.post, first.x
-    zs = _fidelity_choices(ctx.task)
-    costs = _costs_at(ctx, x, zs)
+    zs = fidelity_choices(ctx.task)
+    costs = costs_at(ctx, x, zs)
     etas = jax.vmap(lambda z: baselines.fidelity_incumbent(post, z))(zs)
     ei = baselines.fidelity_ei(post, jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs, etas)
     i = jnp.argmax(ei / costs)
@@ -298,8 +302,8 @@ def mf_gp_ucb_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Propo
     BO evaluations (:func:`mumbo_jax.acquisition.baselines.mf_gp_ucb_gamma_exponents`)."""
     post, task, x = ctx.post, ctx.task, first.x
     target = _target_index(ctx)
-    zs = _fidelity_choices(task)
-    costs = _costs_at(ctx, x, zs)
+    zs = fidelity_choices(task)
+    costs = costs_at(ctx, x, zs)
     _, gamma = _mf_gp_ucb_thresholds(ctx)
     e = baselines.mf_gp_ucb_gamma_exponents(post.z, bo_evaluations(post, ctx.n_design),
                                             task.space.cost(task.space.fidelities), target)
@@ -313,11 +317,11 @@ def boca_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
     cost pass BOCA's tests, the threshold coefficient replayed from the run's history
     (:func:`mumbo_jax.acquisition.baselines.boca_coefficient`); else the target."""
     post, task, x = ctx.post, ctx.task, first.x
-    zs = _fidelity_choices(task)
-    costs = _costs_at(ctx, x, zs)
+    zs = fidelity_choices(task)
+    costs = costs_at(ctx, x, zs)
     z0 = jnp.asarray(task.target_z[0], float)
     xi = baselines.prior_information_gap(post, x, zs, z0)
-    c0 = _costs_at(ctx, x, z0[None])[0]
+    c0 = costs_at(ctx, x, z0[None])[0]
     zt = posterior.internal_target(post, task.target)[0]
     coeff = baselines.boca_coefficient(jnp.abs(post.z - zt) < 1e-9, bo_evaluations(post, ctx.n_design))
     z = baselines.boca_fidelity(zs, _sd_at(post, x, zs), xi, costs, c0, _beta(ctx), baselines.data_range(post),
