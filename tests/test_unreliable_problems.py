@@ -33,7 +33,7 @@ SAME_TARGET = {
     "unrel_hartmann3_noisy": "hartmann3",
     "unrel_hartmann3_twotask": "hartmann3",
     "unrel_currin_negated": "currin",
-    "unrel_park_partial": "park",
+    "unrel_hartmann3_partial": "hartmann3",
     "unrel_branin_continuous": "branin_aug",
 }
 KIND = {
@@ -45,7 +45,7 @@ KIND = {
     "unrel_hartmann3_noisy": "noise",
     "unrel_hartmann3_twotask": "two-task",
     "unrel_currin_negated": "anti-correlation",
-    "unrel_park_partial": "partial",
+    "unrel_hartmann3_partial": "partial",
     "unrel_branin_continuous": "reliable",
 }
 
@@ -260,29 +260,24 @@ def test_two_task_auxiliary_is_correlated_with_its_optimum_elsewhere():
     assert np.linalg.norm(x - P.get_problem(name).optimum_location) > 0.05
 
 
-def test_partial_source_informative_only_where_x1_below_half():
-    name = "unrel_park_partial"
-    X, target, cheap = _sobol(name)
-    left, right = X[:, 0] < 0.4, X[:, 0] > 0.6
-    assert _corr(target[left], cheap[left]) > 0.98
-    assert _corr(target[right], cheap[right]) < 0.0
-    assert abs(_corr(target, cheap)) < 0.3
-    # on the informative part it is Xiong et al.'s low fidelity of Park
-    park = P.get_problem("park")
-    far_left = jnp.asarray(X[X[:, 0] < 0.1][:32])
-    np.testing.assert_allclose(jax.vmap(lambda x: P.get_problem(name).f(x, 1))(far_left),
-                               jax.vmap(lambda x: park.f(x, 1))(far_left), rtol=1e-2)
-    # the switch makes the source symmetric under x -> 1 - x, so its optimum has a twin in
-    # the misleading part; neither is near the target's optimum
+def test_partial_source_informative_only_where_x3_below_edge():
+    name = "unrel_hartmann3_partial"
     p = P.get_problem(name)
-    Xj = jnp.asarray(X[:64])
-    np.testing.assert_allclose(jax.vmap(lambda x: p.f(x, 1))(Xj), jax.vmap(lambda x: p.f(1.0 - x, 1))(Xj),
-                               rtol=1e-12)
+    X, target, cheap = _sobol(name)
+    near, far = X[:, 2] < 0.5, X[:, 2] > 0.7
+    assert _corr(target[near], cheap[near]) > 0.98
+    assert abs(_corr(target, cheap)) < 0.3
+    # beyond the edge it is flat (no information), where the target still varies
+    assert np.std(cheap[far]) < 0.2 * np.std(target[far])
+    assert p.optimum_location[2] > 0.7  # ... and where the target's optimum lies
+    # on the informative part it is the reliable Hartmann-3 source
+    rel = P.get_problem("unrel_hartmann3_reliable")
+    inside = jnp.asarray(X[X[:, 2] < 0.3][:32])
+    np.testing.assert_allclose(jax.vmap(lambda x: p.f(x, 1))(inside), jax.vmap(lambda x: rel.f(x, 1))(inside),
+                               rtol=1e-2, atol=1e-3)
+    # its optimum is the target's second well, in the informative part, far from optimal
     x, regret = _cheap_optimum_regret(name)
-    twin = 1.0 - x
-    assert regret > 0.15 * _target_range(name)
-    assert float(P.simple_regret(p, jnp.asarray(twin))) > 0.9 * _target_range(name)
-    assert min(x[0], twin[0]) < 0.4 and max(x[0], twin[0]) > 0.6
+    assert x[2] < 0.6 and regret > 0.2 * _target_range(name)
 
 
 def test_continuous_fidelity_tends_to_the_target():

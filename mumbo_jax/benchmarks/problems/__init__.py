@@ -78,8 +78,8 @@ from mumbo_jax.benchmarks.problems.problem import (
 from mumbo_jax.benchmarks.problems.registry import PROBLEMS, SUITES, get_problem, suite
 from mumbo_jax.benchmarks.problems.unreliable import (
     SOURCE_KIND, unrel_branin_anti, unrel_branin_continuous, unrel_branin_reliable, unrel_currin_negated,
-    unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy, unrel_hartmann3_reliable,
-    unrel_hartmann3_twotask, unrel_park_partial,
+    unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy, unrel_hartmann3_partial,
+    unrel_hartmann3_reliable, unrel_hartmann3_twotask,
 )
 
 __all__ = [
@@ -90,5 +90,5 @@ __all__ = [
     "SUITES", "suite", "SOURCE_KIND",
     "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable", "unrel_branin_anti",
     "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask", "unrel_currin_negated",
-    "unrel_park_partial", "unrel_branin_continuous",
+    "unrel_hartmann3_partial", "unrel_branin_continuous",
 ]

@@ -15,7 +15,7 @@ from mumbo_jax.benchmarks.problems.unreliable import (
     HARTMANN3_NOISY_VARIANCE,
     unrel_branin_anti, unrel_branin_continuous, unrel_branin_continuous_cost, unrel_branin_reliable,
     unrel_currin_negated, unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy,
-    unrel_hartmann3_reliable, unrel_hartmann3_twotask, unrel_park_partial,
+    unrel_hartmann3_partial, unrel_hartmann3_reliable, unrel_hartmann3_twotask,
 )
 
 __all__ = ["PROBLEMS", "SUITES", "get_problem", "suite"]
@@ -214,7 +214,7 @@ _register(
 # --------------------------------------------------------------------------
 # The ``unreliable`` suite (module ``unreliable``): literature problems not in the paper,
 # each with one cheap source (cost 1 against the target's 10), reliable or not. Their
-# targets are Forrester, Branin, Hartmann-3, Currin and Park, so the optima are those above
+# targets are Forrester, Branin, Hartmann-3 and Currin, so the optima are those above
 # (Branin's as for branin_aug); tests/test_unreliable_problems.py verifies each again.
 # --------------------------------------------------------------------------
 _BRANIN_BOUNDS = [[-5.0, 10.0], [0.0, 15.0]]
@@ -251,9 +251,9 @@ _bifidelity("unrel_hartmann3_twotask", unrel_hartmann3_twotask, 3, [[0.0, 1.0]] 
             "as an auxiliary task")
 _bifidelity("unrel_currin_negated", unrel_currin_negated, 2, [[0.0, 1.0]] * 2, True, 13.798722044728434,
             [_CURRIN_X1STAR, 0.0], "Mikkola, Martinelli, Filstroff & Kaski (2023), AISTATS, CurrinNegated")
-_bifidelity("unrel_park_partial", unrel_park_partial, 4, [[0.0, 1.0]] * 4, True, 25.589254158606547,
-            [1.0, 1.0, 1.0, 1.0], "Park (1991), low fidelity of Xiong, Qian & Wu (2013) on x1 < 0.5, "
-            "reflected beyond (a region-wise construction after Mikkola et al. 2023)")
+_bifidelity("unrel_hartmann3_partial", unrel_hartmann3_partial, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+            _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3 where x3 < 0.6, faded to 0 beyond "
+            "(a region-wise construction after Mikkola et al. 2023)")
 _register(
     Problem(
         name="unrel_branin_continuous",
@@ -281,7 +281,7 @@ SUITES: dict[str, tuple[str, ...]] = {
         "unrel_forrester_reliable", "unrel_forrester_biased",
         "unrel_branin_reliable", "unrel_branin_anti",
         "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask",
-        "unrel_currin_negated", "unrel_park_partial", "unrel_branin_continuous",
+        "unrel_hartmann3_partial", "unrel_currin_negated", "unrel_branin_continuous",
     ),
 }
 
