@@ -1,4 +1,5 @@
-"""Regenerate every results table of README.md and docs/RESULTS.md from committed data.
+"""Regenerate every results table of docs/RESULTS.md and docs/performance.md (and any in README.md)
+from committed data.
 
     python experiments/render_results.py            # rewrite the tables in place
     python experiments/render_results.py --check    # exit 1 and name what is stale
@@ -702,7 +703,7 @@ def markers(text: str) -> list[tuple[str, str | None]]:
 def render_all(root=ROOT) -> dict[str, str]:
     """Every generated file: ``{path relative to root: its rendered text}``."""
     root = pathlib.Path(root)
-    out = {doc: render_text((root / doc).read_text(), root) for doc in DOCS}
+    out = {doc: render_text((root / doc).read_text(), root) for doc in DOCS if (root / doc).is_file()}
     for res in sorted((root / "docs" / "results").glob("*/results.json")):
         out[str(res.parent.relative_to(root) / "table.md")] = compare_table(json.loads(res.read_text()))
     return out

@@ -1,4 +1,5 @@
-"""The README's Python examples, each run as written in a FRESH interpreter.
+"""The Python examples of the README and of the docs pages, each run as written in a
+FRESH interpreter (the tutorials, which are scripts, are run by tests/test_tutorials.py).
 
 A block runs in its own subprocess (no conftest, so 64-bit mode is on only if the block
 turns it on, as for a user who pastes it). Where a block prints a value, the printed
@@ -17,8 +18,13 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+# the README, then the docs pages (not the tutorials' included scripts); a block repeated
+# on two pages runs once
+PAGES = [README] + sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "howto").glob("*.md"))
+BLOCKS = list(dict.fromkeys(b for page in PAGES for b in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+                            if "--8<--" not in b))
 X64 = "jax_enable_x64"
 
 
@@ -29,7 +35,7 @@ def run_block(code: str, tmp_path) -> tuple[list[str], bool]:
     """Run ``code`` in a fresh Python; return its stdout lines and whether 64-bit mode
     was on when it ended (fails with the block's stderr)."""
     env = {k: v for k, v in os.environ.items() if k not in ("JAX_ENABLE_X64", "PYTHONPATH")}
-    env["PYTHONPATH"] = str(README.parent)  # the checkout under test, whatever is installed
+    env["PYTHONPATH"] = str(ROOT)  # the checkout under test, whatever is installed
     proc = subprocess.run([sys.executable, "-c", code + PROBE], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=900)
     assert proc.returncode == 0, f"the block failed:\n{proc.stderr[-3000:]}"
@@ -114,7 +120,7 @@ CHECKS = {
 
 
 # Blocks that call the numerical core without turning on 64-bit mode: pasted as written
-# they run in float32 (README "Precision" says the core needs float64); a known README
+# they run in float32 (the docs' "Precision" says the core needs float64); a known docs
 # bug, owned by the sections' authors. Strict xfail: if the library starts enabling
 # float64 itself the test XPASSes and fails, so the mark gets removed; once the block
 # enables it, the condition is false and the test runs normally.
@@ -124,7 +130,7 @@ FLOAT32_BLOCKS = ("loop.AskTell(task, loop.BOSettings(", "costmodel.fit_cost(")
 def _case(i, block):
     marks = []
     if X64 not in block and any(key in block for key in FLOAT32_BLOCKS):
-        marks.append(pytest.mark.xfail(strict=True, reason=f"README block {i} never enables {X64}: it runs the "
+        marks.append(pytest.mark.xfail(strict=True, reason=f"example block {i} never enables {X64}: it runs the "
                                                            "numerical core in float32"))
     return pytest.param(i, id=f"block{i}", marks=marks)
 
@@ -142,7 +148,17 @@ def test_readme_block_runs_in_float64_and_prints_what_it_says(i, tmp_path):
 def test_readme_has_the_checked_examples():
     assert len(BLOCKS) >= 5
     missing = [key for key in CHECKS if not any(key in b for b in BLOCKS)]
-    assert not missing, f"the README lost (or renamed) the examples whose output is checked: {missing}"
+    assert not missing, f"the README and docs lost (or renamed) the examples whose output is checked: {missing}"
+
+
+def test_readme_is_short_and_has_the_quick_start():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 250
+    assert "pip install . && mumbo-jax run" in text and 'pip install ".[test]" && pytest' in text
+    # no development-log residue: commit hashes, round or issue numbers, log file names
+    assert not re.search(r"\b[0-9a-f]{7,40}\b", text.replace("0123456789abcdef", ""))
+    assert not re.search(r"\b(issue|session|round) \d+", text, flags=re.I)
+    assert not re.search(r"\.log\b", text)
 
 
 def test_value_parser():

@@ -38,23 +38,61 @@ def _tables_outside_markers(text):
 
 
 def test_every_results_table_is_rendered_from_data():
-    # RESULTS.md: every table but the (numberless) list of strategy rules comes from data
+    # RESULTS.md: every table but the table of levers (whose numbers the next test checks)
     loose = _tables_outside_markers((ROOT / "docs" / "RESULTS.md").read_text())
-    assert [t.split("\n")[0] for t in loose] == ["| label | rule |"], loose
-    # README: the tables of "Speed" and "BO studies" come from data
-    readme = (ROOT / "README.md").read_text()
-    for section in ("## Speed", "## BO studies"):
-        body = readme.split(section, 1)[1].split("\n## ", 1)[0]
-        assert not _tables_outside_markers(body), section
-    names = {name for doc in rr.DOCS for name, _ in rr.markers((ROOT / doc).read_text())}
-    assert {"speed", "bo_studies", "step_overhead", "overhead_mtbo", "verdict", "compare", "sweep"} <= names
+    assert [t.split("\n")[0] for t in loose] == ["| lever (`BOSettings`) | outcome | data |"], loose
+    # the performance page and the README: no table outside a render marker
+    assert not _tables_outside_markers((ROOT / "docs" / "performance.md").read_text())
+    assert not _tables_outside_markers((ROOT / "README.md").read_text())
+    names = {name for doc in rr.DOCS if (ROOT / doc).is_file() for name, _ in rr.markers((ROOT / doc).read_text())}
+    assert {"speed", "bo_studies", "step_overhead", "overhead_mtbo", "verdict", "summary", "sweep", "ablation",
+            "async_study"} <= names
 
 
 def test_every_committed_sweep_is_shown():
-    shown = {arg for name, arg in rr.markers((ROOT / "docs" / "RESULTS.md").read_text())
-             if name in ("compare", "summary")}
+    text = (ROOT / "docs" / "RESULTS.md").read_text()
+    shown = {arg for name, arg in rr.markers(text) if name in ("compare", "summary")}
+    linked = set(re.findall(r"\]\(results/([\w-]+)/", text))
     committed = {p.parent.name for p in (ROOT / "docs" / "results").glob("*/results.json")}
-    assert committed == shown
+    assert committed <= shown | linked, committed - shown - linked
+
+
+# numbers RESULTS.md states outside tables that are facts, not measurements
+FACTS = {"0.0625"}  # the smallest two-sided Wilcoxon p with 5 seeds
+
+
+def test_every_prose_number_of_results_is_in_a_rendered_table():
+    """Each decimal number (and each percentage but the 95 % of the interval) in the prose
+    of RESULTS.md, the table of levers included, appears in a table rendered from the
+    data: the page's own render blocks, or the tables of the data files it links."""
+    text = (ROOT / "docs" / "RESULTS.md").read_text()
+    rendered = "".join(m.group(4) for m in rr.MARKER.finditer(text))
+    prose = re.sub(r"```.*?```", "", rr.MARKER.sub("", text), flags=re.S)
+    tables = []
+    for f in sorted(set(re.findall(r"data/ablations/([\w+.-]+\.json)", prose))):
+        if f.startswith("batchd_"):
+            tables.append(rr.render_batch_study_defaults(ROOT, f.removeprefix("batchd_")))
+        elif f.startswith("batch_"):
+            tables.append(rr.render_batch_study(ROOT, f.removeprefix("batch_")))
+        else:
+            tables.append(rr.render_ablation(ROOT, f))
+    for name in set(re.findall(r"\]\(results/([\w-]+)/", prose)):
+        tables.append(rr.compare_table(json.loads((ROOT / "docs" / "results" / name / "results.json").read_text())))
+    hay = rendered + "".join(tables)
+    numbers = re.findall(r"(?<![\w.])(\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?![\w.])", prose)
+    assert numbers
+    missing = sorted({n for n in numbers if n not in hay} - FACTS)
+    assert not missing, f"RESULTS.md states numbers no rendered table shows: {missing}"
+    percents = {p for p in re.findall(r"(\d+) %", prose) if p != "95"}
+    assert not sorted(p for p in percents if f"{p} %" not in hay)
+
+
+def test_results_page_is_short_and_keeps_the_lead_section():
+    text = (ROOT / "docs" / "RESULTS.md").read_text()
+    assert len(text.splitlines()) <= 500
+    assert "## A robust default" in text
+    assert text.index("## Protocol") < text.index("## The paper's figures")
+    assert not re.search(r"^#.*\b(session|round|issue) \d+", text, flags=re.M | re.I)
 
 
 def test_table_md_is_the_compare_output():
