@@ -1,8 +1,8 @@
 """Plots of benchmark runs (matplotlib, Agg canvas: no display needed).
 
-The main plot is the paper's: simple regret of the incumbent (the evaluated x with the
-highest posterior mean at the target fidelity) against the cost spent after the initial
-design, log scale; ``mumbo-jax run`` draws the median over seeds with the 25-75 %
+The main plot is the paper's: simple regret of the incumbent (the recommendation: by
+default the maximiser of the posterior mean at the target fidelity over the whole box)
+against the cost spent after the initial design, log scale; ``mumbo-jax run`` draws the median over seeds with the 25-75 %
 quartile band (the statistic its summary line reports), ``compare`` the mean +-
 standard error (as its table).
 """
@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["REGRET_FLOOR", "INCUMBENT", "step_interpolate", "regret_statistics", "regret_quantiles", "plot_regret"]
 
 REGRET_FLOOR = 1e-12  # regrets are clipped here on the log axis (a regret may be exactly 0)
-INCUMBENT = "incumbent: the evaluated x with the highest posterior mean at the target fidelity"
+INCUMBENT = "incumbent: the recommendation; by default (incumbent_rule 'global') the posterior mean's maximiser over the box"
 
 
 def step_interpolate(cost_spent, values, grid):
