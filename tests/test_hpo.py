@@ -17,7 +17,7 @@ SMALL = loop.BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_res
 
 
 def _script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / "paper" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
