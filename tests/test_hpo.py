@@ -106,6 +106,7 @@ def test_gbm_objective_gives_finite_log_losses():
 # programs of its learned-cost ask/tell test serve it)
 
 
+@pytest.mark.slow  # 41 s of a 12-minute default run (the FASTCV script end to end); `pytest -m slow` runs it
 def test_fastcv_study_short():
     cv = _script("fastcv")
     k = 3
