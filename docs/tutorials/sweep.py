@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import loop  # noqa: E402
+import mumbo_jax as mj  # noqa: E402
 
 TINY = os.environ.get("MUMBO_TUTORIAL_STEPS") is not None
 SEEDS = [0, 1] if TINY else [0, 1, 2, 3, 4]
@@ -29,9 +29,9 @@ BUDGET = 10.0 if TINY else 100.0  # cost spent after the initial design
 OUT = os.environ.get("MUMBO_TUTORIAL_OUT", ".")
 
 problem = problems.get_problem("forrester")  # the paper's 1-D Forrester, 3 fidelities, costs 10/5/2
-settings = loop.BOSettings(strategy="mumbo")
+settings = mj.BOSettings(strategy="mumbo")
 if TINY:  # smaller candidate sets and fits: only to keep CI short
-    settings = loop.BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, gstar_grid=500)
+    settings = mj.BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, gstar_grid=500)
 hist = tasks.run_problem(problem, BUDGET, SEEDS, settings, max_evals=5 if TINY else 60)
 
 for s, seed in enumerate(SEEDS):
