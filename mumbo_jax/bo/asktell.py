@@ -28,7 +28,7 @@ from mumbo_jax.gp.precision import require_x64
 __all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "Pending"]
 
 BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
-FAILURE_MARGIN = 0.25  # a failed evaluation is modelled as the worst y told minus this share of the y range
+FAILURE_MARGIN = 1.0  # a failed evaluation is modelled as the worst y told minus this share of the y range
 
 
 def _check_design(task: Task, design):
@@ -80,6 +80,105 @@ def _real(name: str, v, allow_none=False) -> float | None:
     return f
 
 
+def _seed(v, name="seed") -> int:
+    """A seed: an integer in [0, 2**32) (a numpy integer is fine; 1.5 or True is not)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {type(v).__name__} {v!r}")
+    if not 0 <= int(v) < 2 ** 32:
+        raise ValueError(f"{name} must be in [0, 2**32), got {v}")
+    return int(v)
+
+
+STATE_KEYS = ("seed", "x", "z", "y", "costs", "params")  # required; pending, design_done, asked_told, failed optional
+
+
+def _state_list(state, key: str, n: int | None = None) -> list:
+    v = state.get(key, [])
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if not isinstance(v, (list, tuple)):
+        raise ValueError(f"state[{key!r}] must be a list, got {type(v).__name__}")
+    if n is not None and len(v) != n:
+        raise ValueError(f"state[{key!r}] has {len(v)} entries but state['x'] has {n} rows: one per evaluation")
+    return list(v)
+
+
+def _check_state(opt: "AskTell", state) -> dict:
+    """``state`` (:meth:`AskTell.state_dict`) checked field by field against ``opt``'s
+    task: a ValueError naming the field (``state['y'][3]: ...``) on any problem."""
+    if not isinstance(state, dict):
+        raise ValueError(f"state must be a dict (AskTell.state_dict()), got {type(state).__name__}")
+    missing = [k for k in STATE_KEYS if k not in state]
+    if missing:
+        raise ValueError(f"state is missing {', '.join(map(repr, missing))} (AskTell.state_dict() has "
+                         f"{', '.join(STATE_KEYS)})")
+    unknown = set(state) - set(STATE_KEYS) - {"pending", "design_done", "asked_told", "failed"}
+    if unknown:
+        raise ValueError(f"state has unknown keys {sorted(map(str, unknown))}")
+    xs = _state_list(state, "x")
+    n = len(xs)
+    out = {"x": [], "z": [], "y": [], "costs": []}
+    zs, ys, cs = (_state_list(state, k, n) for k in ("z", "y", "costs"))
+    for i in range(n):
+        try:
+            x, z = opt._checked_point(xs[i], zs[i])
+        except ValueError as e:
+            raise ValueError(f"state['x'][{i}] / state['z'][{i}]: {e}") from None
+        y = _real(f"state['y'][{i}]", ys[i])
+        c = _real(f"state['costs'][{i}]", cs[i])
+        if c <= 0:
+            raise ValueError(f"state['costs'][{i}] must be > 0, got {c}")
+        out["x"].append(x), out["z"].append(z), out["y"].append(y), out["costs"].append(c)
+    out["pending"] = []
+    for i, p in enumerate(_state_list(state, "pending")):
+        if not isinstance(p, dict) or "x" not in p or "z" not in p:
+            raise ValueError(f"state['pending'][{i}] must be a dict with x, z (and design_index), got {p!r}")
+        try:
+            x, z = opt._checked_point(p["x"], p["z"])
+        except ValueError as e:
+            raise ValueError(f"state['pending'][{i}]: {e}") from None
+        d = p.get("design_index")
+        if d is not None:
+            d = _seed(d, f"state['pending'][{i}]['design_index']")
+            if d >= opt.n_design:
+                raise ValueError(f"state['pending'][{i}]['design_index'] must be < {opt.n_design} (the design's "
+                                 f"size), got {d}")
+        out["pending"].append((x, z, d))
+    if "design_done" in state:
+        done = _state_list(state, "design_done")
+        for i, d in enumerate(done):
+            if _seed(d, f"state['design_done'][{i}]") >= opt.n_design:
+                raise ValueError(f"state['design_done'][{i}] must be < {opt.n_design} (the design's size), got {d}")
+        out["design_done"] = {int(d) for d in done}
+    for key in ("asked_told", "failed"):
+        out[key] = []
+        for i, pair in enumerate(_state_list(state, key)):
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"state[{key!r}][{i}] must be a pair [x, z], got {pair!r}")
+            try:
+                out[key].append(opt._checked_point(*pair))
+            except ValueError as e:
+                raise ValueError(f"state[{key!r}][{i}]: {e}") from None
+    params = state["params"]
+    defaults = models.default_params(opt.task.spec)
+    if not isinstance(params, dict) or set(params) != set(defaults):
+        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+        raise ValueError(f"state['params'] must be a dict with the model's keys {sorted(defaults)}, got {got}")
+    out["params"] = {}
+    for k, v in params.items():
+        try:
+            a = np.asarray(v, float)
+        except (TypeError, ValueError):
+            raise ValueError(f"state['params'][{k!r}] must be numbers, got {v!r}") from None
+        want = np.shape(defaults[k])
+        if a.shape != want and a.shape[1:] != want:
+            raise ValueError(f"state['params'][{k!r}] must have shape {want} (or [samples, *{want}]), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"state['params'][{k!r}] must be finite")
+        out["params"][k] = a
+    return out
+
+
 class AskTell:
     """Ask/tell optimiser for black boxes.
 
@@ -113,8 +212,8 @@ class AskTell:
     (diverged, crashed, returned NaN). The model sees each as an observation of a
     pessimistic value, the worst y told so far minus :data:`FAILURE_MARGIN` of the range
     of the y told (recomputed at every ask, as SMAC imputes failed runs), so the rule
-    stops proposing the failing region; the incumbent is still chosen among the
-    evaluated points by the model's mean, which is low at the failures.
+    stops proposing the failing region; the recommendation (:meth:`incumbent`) comes from
+    the successful evaluations alone.
 
     Args:
         task: model, target and fidelity space (:func:`mumbo_jax.bo.settings.make_task`).
@@ -152,7 +251,7 @@ class AskTell:
         if pending == "gibbon" and not rules.rule_for(settings).uses_gstar:
             raise ValueError(f"pending='gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
                              f"{settings.strategy!r} does not: use pending='believer'")
-        self.task, self.settings, self.seed, self.pending_mode = task, settings, int(seed), pending
+        self.task, self.settings, self.seed, self.pending_mode = task, settings, _seed(seed), pending
         self.cost_model, self.cost_fit = cost_model, None
         self.key = jax.random.PRNGKey(self.seed)
         design_key, self.loop_key = jax.random.split(self.key)
@@ -293,10 +392,18 @@ class AskTell:
         the leave-one-out scale of the target's observations unless
         ``settings.interval_calibration = "none"`` (:func:`mumbo_jax.bo.incumbent.interval_scale`):
         ``mean +- 1.96 sd`` is the interval to trust for the value at x (units of y,
-        noise excluded)."""
+        noise excluded).
+
+        With failed evaluations recorded (:meth:`tell_failure`) the recommendation comes
+        from a model of the successful evaluations alone (refitted from the last
+        hyper-parameters, without the imputed values, which steer the decisions only)."""
         if not self.x:
             raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
-        if self.last_fit is not None and self.last_fit[0] == self._n_rows():
+        if self.failed:
+            buffers = self._buffers(failures=False)
+            k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
+            post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, True, False)
+        elif self.last_fit is not None and self.last_fit[0] == self._n_rows():
             _, post, buffers = self.last_fit
         else:
             buffers = self._buffers()
@@ -353,9 +460,11 @@ class AskTell:
         """Rows of the model's data: the told evaluations, then the failed ones (once a y is told)."""
         return len(self.x) + (len(self.failed) if self.y else 0)
 
-    def _buffers(self) -> kernel.Buffers:
+    def _buffers(self, failures: bool = True) -> kernel.Buffers:
+        """The data as the model's buffers: the told evaluations, then (``failures``) the
+        failed ones at :meth:`imputed_value`."""
         x, z, y = list(self.x), list(self.z), list(self.y)
-        if self.failed and self.y:
+        if failures and self.failed and self.y:
             bad = self.imputed_value()
             x += [np.asarray(fx) for fx, _ in self.failed]
             z += [float(fz) for _, fz in self.failed]
@@ -402,20 +511,30 @@ class AskTell:
         and ``pending``). The state's pending points stay pending; states without the
         keys ``pending``/``design_done`` (older ones) count told points towards the
         design in order. Hyper-parameter samples saved under another ``hmc_samples``
-        restart from their MAP (sample 0)."""
-        opt = cls(task, settings, state["seed"], cost_model=cost_model, design=design, pending=pending)
-        for p in state.get("pending", []):
-            x, z = opt._checked_point(p["x"], p["z"])
-            i = p.get("design_index")
-            opt._pending.append(Pending(tuple(map(float, x)), z, None if i is None else int(i)))
-        for x, z, y, c in zip(state["x"], state["z"], state["y"], state["costs"]):
+        restart from their MAP (sample 0).
+
+        Raises:
+            ValueError: a malformed state, naming the field (``state['y'] has 0 entries
+                but state['x'] has 1 rows``, ``state is missing 'seed'``, ``seed must be an
+                integer, got float 1.5``, a point outside the box, ...).
+        """
+        if not isinstance(state, dict):
+            raise ValueError(f"state must be a dict (AskTell.state_dict()), got {type(state).__name__}")
+        if "seed" not in state:
+            raise ValueError(f"state is missing 'seed' (AskTell.state_dict() has {', '.join(STATE_KEYS)})")
+        opt = cls(task, settings, _seed(state["seed"], "state['seed']"), cost_model=cost_model, design=design,
+                  pending=pending)
+        checked = _check_state(opt, state)
+        for x, z, i in checked["pending"]:
+            opt._pending.append(Pending(tuple(map(float, x)), z, i))
+        for x, z, y, c in zip(checked["x"], checked["z"], checked["y"], checked["costs"]):
             opt.tell(x, z, y, c)
-        if "design_done" in state:
-            opt._design_done = {int(i) for i in state["design_done"]}
-        opt._asked_told = [(tuple(map(float, x)), opt._fidelity(z)) for x, z in state.get("asked_told", [])]
-        for x, z in state.get("failed", []):
+        if "design_done" in checked:
+            opt._design_done = checked["design_done"]
+        opt._asked_told = [(tuple(map(float, x)), opt._fidelity(z)) for x, z in checked["asked_told"]]
+        for x, z in checked["failed"]:
             opt.tell_failure(x, z)
-        params = {k: np.asarray(v) for k, v in state["params"].items()}
+        params = checked["params"]
         if marginal.n_samples(params) not in (0, settings.hmc_samples):  # saved with another hmc_samples:
             params = marginal.map_params(params)  # warm-start from the saved MAP
         opt.params = kernel.as_params(params)

@@ -24,6 +24,8 @@ import dataclasses
 import math
 import types
 from pathlib import Path
+
+import numpy as np
 from typing import Any, Mapping
 
 from mumbo_jax.bo import rules
@@ -35,6 +37,7 @@ __all__ = ["Parameter", "TuneConfig", "TUNE_SECTIONS", "load_tune_config", "pars
 
 MAX_TUNE_EVALUATIONS = 100_000  # evaluations of one tuning run (an ask at 2,000 points already takes minutes)
 MAX_WORKERS = 4096
+MAX_CHOICES = 64  # choices of a categorical parameter (one model coordinate each)
 
 _DIRECTIONS = {"maximise": "maximise", "maximize": "maximise", "minimise": "minimise", "minimize": "minimise"}
 
@@ -53,10 +56,16 @@ OBJECTIVE = Section("objective", "The function to tune and how failures are hand
           "score seen so far minus a margin, so the optimiser steers away from a failing region) or ignore.",
           default="impute", choices=("impute", "ignore")),
 ), required=True)
-PARAMETER = Section("parameters.<name>", "One entry per tuned parameter, name = {low = ..., high = ...}; at least one.", (
-    Field("low", float, "Lower bound (> 0 for a log-scale parameter).", required=True),
-    Field("high", float, "Upper bound (> low).", required=True),
+PARAMETER = Section("parameters.<name>", "One entry per tuned parameter: name = {low = ..., high = ...} (a number), "
+                    "{low = ..., high = ..., type = 'int'} or {choices = [...]} (categorical); at least one.", (
+    Field("low", float, "Lower bound (> 0 for a log-scale parameter); not for a categorical one."),
+    Field("high", float, "Upper bound (> low); not for a categorical one."),
     Field("log", bool, "Model and search log10 of the value (the objective receives the value).", default=False),
+    Field("type", str, "float (default), int (the objective receives integers in [low, high]; the model sees the "
+          "rounded values) or categorical (give choices).", choices=("float", "int", "categorical")),
+    Field("choices", list, "A categorical parameter's values (strings, numbers or booleans; at least 2), modelled "
+          "one-hot: one coordinate per choice, the objective receives the choice whose coordinate is largest.",
+          nonempty=True),
 ), required=True)
 FIDELITY = Section("fidelity", "The fidelities: discrete (index 0 is the target) or one continuous.", (
     Field("kind", str, "discrete: costs (and values); continuous: bounds, target, cost.", required=True,
@@ -118,22 +127,70 @@ TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, WORKERS
 @dataclasses.dataclass(frozen=True)
 class Parameter:
     """One tuned parameter: ``low <= value <= high``; a log-scale parameter is modelled
-    (and searched) as ``log10(value)``."""
+    (and searched) as ``log10(value)``.
+
+    Kinds (``kind``): ``"float"``; ``"int"`` (integers in ``[low, high]``, log-scaled or
+    not: a proposal is rounded before it is evaluated and the model is told the rounded
+    point, so its data lie on the integers); ``"categorical"`` (``choices``, modelled
+    one-hot: one coordinate in [0, 1] per choice; a proposal evaluates the choice with
+    the largest coordinate and the model is told that choice's one-hot vector).
+    """
 
     name: str
-    low: float
-    high: float
+    low: float = 0.0
+    high: float = 1.0
     log: bool = False
+    kind: str = "float"
+    choices: tuple = ()
+
+    @property
+    def dims(self) -> int:
+        """Coordinates in the model (one, or one per choice)."""
+        return len(self.choices) if self.kind == "categorical" else 1
 
     @property
     def internal_bounds(self) -> tuple[float, float]:
-        """Bounds in the model's coordinates (log10 for a log-scale parameter)."""
+        """Bounds in the model's coordinates (log10 for a log-scale parameter; [0, 1]
+        for each coordinate of a categorical one)."""
+        if self.kind == "categorical":
+            return (0.0, 1.0)
         return (math.log10(self.low), math.log10(self.high)) if self.log else (self.low, self.high)
 
-    def from_internal(self, u: float) -> float:
-        """The value handed to the objective (clipped into ``[low, high]``)."""
-        v = 10.0 ** u if self.log else u
-        return float(min(max(v, self.low), self.high))
+    def from_internal(self, u):
+        """The value handed to the objective from its coordinate(s) ``u`` (a float for
+        one coordinate, a sequence for a categorical parameter): clipped into ``[low,
+        high]``, rounded for an integer, the largest coordinate's choice."""
+        if self.kind == "categorical":
+            return self.choices[int(np.argmax(np.asarray(u, float)))]
+        v = 10.0 ** float(u) if self.log else float(u)
+        v = min(max(v, self.low), self.high)
+        return int(round(v)) if self.kind == "int" else float(v)
+
+    def snap(self, u):
+        """The model's coordinate(s) of the value :meth:`from_internal` gives (equal to
+        ``u`` for a float parameter)."""
+        if self.kind == "categorical":
+            onehot = np.zeros(self.dims)
+            onehot[int(np.argmax(np.asarray(u, float)))] = 1.0
+            return onehot.tolist()
+        if self.kind == "int":
+            v = self.from_internal(u)
+            return math.log10(v) if self.log else float(v)
+        return float(u)
+
+    def to_dict(self) -> dict:
+        if self.kind == "categorical":
+            return {"type": "categorical", "choices": list(self.choices)}
+        out = {"low": self.low, "high": self.high, "log": self.log}
+        if self.kind == "int":
+            out["type"] = "int"
+        return out
+
+    def describe(self) -> str:
+        if self.kind == "categorical":
+            return f"{self.name} in {{{', '.join(map(repr, self.choices))}}}"
+        kind = " integer" if self.kind == "int" else ""
+        return f"{self.name}{kind} in [{self.low:g}, {self.high:g}]{' (log)' if self.log else ''}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,7 +248,37 @@ class TuneConfig:
 
     @property
     def dim(self) -> int:
-        return len(self.parameters)
+        """Coordinates of the model's box (one per parameter, one per choice of a categorical one)."""
+        return sum(p.dims for p in self.parameters)
+
+    @property
+    def internal_bounds(self) -> list[tuple[float, float]]:
+        """The model's box: one ``(low, high)`` per coordinate."""
+        return [p.internal_bounds for p in self.parameters for _ in range(p.dims)]
+
+    def _slices(self, u):
+        u, i = list(u), 0
+        for p in self.parameters:
+            yield p, (u[i:i + p.dims] if p.kind == "categorical" else u[i])
+            i += p.dims
+
+    def values_of(self, u) -> dict:
+        """``{name: value}`` handed to the objective for the model's coordinates ``u``."""
+        return {p.name: p.from_internal(v) for p, v in self._slices(u)}
+
+    def snap(self, u) -> list[float]:
+        """``u`` moved onto the point the objective is evaluated at (integers rounded,
+        categoricals one-hot); unchanged for float parameters."""
+        out = []
+        for p, v in self._slices(u):
+            s = p.snap(v)
+            out += s if isinstance(s, list) else [s]
+        return out
+
+    @property
+    def snaps(self) -> bool:
+        """Whether any parameter is an integer or categorical one."""
+        return any(p.kind != "float" for p in self.parameters)
 
     @property
     def maximise(self) -> bool:
@@ -237,7 +324,7 @@ class TuneConfig:
             objective["function"] = self.objective
         if self.time_limit_s is not None:
             objective["time_limit_s"] = self.time_limit_s
-        params = {p.name: {"low": p.low, "high": p.high, "log": p.log} for p in self.parameters}
+        params = {p.name: p.to_dict() for p in self.parameters}
         fid: dict[str, Any] = {"kind": self.fidelity_kind, "model": self.model, "learn_cost": self.learn_cost}
         if self.discrete:
             fid.update(costs=list(self.costs), rank=self.rank)
@@ -260,7 +347,7 @@ class TuneConfig:
 
     def describe(self) -> str:
         """One line per part of the search space, for progress output."""
-        ps = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]{' (log)' if p.log else ''}" for p in self.parameters)
+        ps = ", ".join(p.describe() for p in self.parameters)
         if self.discrete:
             fids = ", ".join(f"{i}: {self.fidelity_value(i)!r} (cost {c:g})" for i, c in enumerate(self.costs))
             fid = f"{len(self.costs)} fidelities {fids}; target {self.fidelity_value(0)!r}"
@@ -315,12 +402,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
     for name, spec in data["parameters"].items():
         if not isinstance(spec, dict):
             fail(f"[parameters] {name} must be a table {{low = ..., high = ...}}, got {toml_type(spec)} {spec!r}")
-        p = PARAMETER.validate(spec, fail, f"[parameters] {name}:")
-        if not p["low"] < p["high"]:
-            fail(f"[parameters] {name}: need finite low < high, got low = {p['low']!r}, high = {p['high']!r}")
-        if p["log"] and p["low"] <= 0:
-            fail(f"[parameters] {name}: a log-scale parameter needs low > 0, got {p['low']!r}")
-        params.append(Parameter(str(name), p["low"], p["high"], p["log"]))
+        params.append(_parameter(str(name), spec, fail))
 
     fields = _fidelity_fields(data["fidelity"], fail)
     budget = BUDGET.validate(data["budget"], fail)
@@ -352,6 +434,42 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         scheduler=workers["scheduler"], connect_timeout_s=workers["connect_timeout_s"], pending=workers["pending"],
         acquisition=types.MappingProxyType(acq), source=source,
         base_dir=str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd()), **fields)
+
+
+def _parameter(name: str, spec: Mapping, fail) -> Parameter:
+    """One ``[parameters]`` entry, checked (``fail`` names the parameter)."""
+    p = PARAMETER.validate(spec, fail, f"[parameters] {name}:")
+    kind = p["type"] or ("categorical" if p["choices"] is not None else "float")
+    if kind == "categorical":
+        choices = p["choices"]
+        if choices is None:
+            fail(f"[parameters] {name}: a categorical parameter needs choices = [...]")
+        extra = [k for k in ("low", "high", "log") if k in spec]
+        if extra:
+            fail(f"[parameters] {name}: a categorical parameter has choices, not {', '.join(extra)}")
+        if len(choices) < 2 or not all(isinstance(c, (str, int, float, bool)) for c in choices):
+            fail(f"[parameters] {name}: choices must be at least 2 strings, numbers or booleans, got {choices!r}")
+        if len({(type(c), c) for c in choices}) != len(choices):
+            fail(f"[parameters] {name}: choices must be distinct, got {choices!r}")
+        if len(choices) > MAX_CHOICES:
+            fail(f"[parameters] {name}: at most {MAX_CHOICES} choices (one model coordinate each), got {len(choices)}")
+        return Parameter(name, kind="categorical", choices=tuple(choices))
+    if p["choices"] is not None:
+        fail(f"[parameters] {name}: choices are for type = 'categorical', not {kind!r}")
+    for key in ("low", "high"):
+        if p[key] is None:
+            fail(f"[parameters] {name} {key} is required")
+    if not p["low"] < p["high"]:
+        fail(f"[parameters] {name}: need finite low < high, got low = {p['low']!r}, high = {p['high']!r}")
+    if p["log"] and p["low"] <= 0:
+        fail(f"[parameters] {name}: a log-scale parameter needs low > 0, got {p['low']!r}")
+    if kind == "int":
+        if p["low"] != int(p["low"]) or p["high"] != int(p["high"]):
+            fail(f"[parameters] {name}: an integer parameter needs integer low and high, got {p['low']!r}, "
+                 f"{p['high']!r}")
+        if abs(p["low"]) > 2 ** 53 or abs(p["high"]) > 2 ** 53:
+            fail(f"[parameters] {name}: integer bounds must be within +-2**53 (exact as floats)")
+    return Parameter(name, p["low"], p["high"], p["log"], kind)
 
 
 def _fidelity_fields(table: Mapping, fail) -> dict:
@@ -420,7 +538,7 @@ def make_tune_task(cfg: TuneConfig):
     from mumbo_jax.bo import loop, optimize
     from mumbo_jax.gp import models, posterior
 
-    bounds = [p.internal_bounds for p in cfg.parameters]
+    bounds = cfg.internal_bounds
     if cfg.discrete:
         n = len(cfg.costs)
         if cfg.model == "ar1":

@@ -17,9 +17,15 @@ most ``[workers] n`` evaluations in flight.
   point is a new task). The objective runs in the Dask worker process (in an isolated
   child process of it with ``time_limit_s``/``isolate``). A Dask worker that dies is
   retried by Dask on another worker; when Dask gives up (``KilledWorker``) the
-  evaluation is a failure under the run's retry rules. After a ``kill -9`` of the
-  driver an evaluation already running on a Dask worker may still finish there; its
-  result is discarded and ``resume`` issues the evaluation again.
+  evaluation is a failure under the run's retry rules.
+
+Paid once: a remote evaluation writes its outcome to ``RUN_DIR/outcomes/<id>.json``
+(atomically, where the worker can reach the run folder: the same machine or a shared
+file system) and a task of the same evaluation that finds that file returns it instead
+of running the objective again. So an evaluation that finished on a Dask worker is not
+paid again when Dask recomputes it (its worker died before handing the result over),
+nor when ``resume`` issues again an evaluation that was in flight at a ``kill -9`` of
+the driver and finished after it (the reissue reads the outcome of the original id).
 
 Any other :class:`concurrent.futures.Executor` can be passed to
 :func:`mumbo_jax.run.tune.tune` (``executor=``); it must be able to run
@@ -29,6 +35,8 @@ Any other :class:`concurrent.futures.Executor` can be passed to
 from __future__ import annotations
 
 import concurrent.futures
+import json
+import os
 import threading
 from typing import Callable
 
@@ -73,19 +81,63 @@ _ALL_LOCK = threading.Lock()
 _ALL_WORKERS: list[Worker] = []
 
 
-def evaluate_remote(ref: str, base_dir, x: dict, fidelity, time_limit=None, isolate=False) -> dict:
+OUTCOMES = "outcomes"  # RUN_DIR/outcomes/<id>.json: each remote evaluation's outcome, written where it ran
+
+
+def read_outcome(path) -> dict | None:
+    """The outcome stored at ``path`` by :func:`evaluate_remote`, or ``None`` (absent,
+    unreadable, or not an outcome)."""
+    if path is None:
+        return None
+    try:
+        with open(path) as fh:
+            out = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return out if isinstance(out, dict) and out.get("status") in ("ok", "failed") else None
+
+
+def _store_outcome(path, outcome: dict):
+    """Write ``outcome`` to ``path`` atomically (a temporary file and a rename); a
+    folder this worker cannot write is not an error (the outcome is still returned)."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as fh:
+            json.dump(outcome, fh, allow_nan=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def evaluate_remote(ref: str, base_dir, x: dict, fidelity, time_limit=None, isolate=False,
+                    outcome_path=None) -> dict:
     """One evaluation of the objective named ``ref`` wherever this runs: the outcome
     dict of :func:`mumbo_jax.run.tune.objective.evaluate` (never raises for a failing
     objective). With ``isolate`` (or a ``time_limit``) the objective runs in this
-    thread's isolated worker process."""
+    thread's isolated worker process.
+
+    ``outcome_path``: where this evaluation's outcome is kept (``RUN_DIR/outcomes/<id>.json``):
+    if it is there already (an earlier task of the same evaluation finished) it is
+    returned with ``"reused": True`` and the objective does not run; otherwise the new
+    outcome is stored there."""
+    done = read_outcome(outcome_path)
+    if done is not None:
+        return {**done, "reused": True}
     if isolate or time_limit is not None:
-        return _thread_worker(ref, base_dir, time_limit).evaluate(x, fidelity)
-    fns = getattr(_local, "fns", None)
-    if fns is None:
-        fns = _local.fns = {}
-    if (ref, base_dir) not in fns:
-        fns[(ref, base_dir)] = resolve_objective(ref, base_dir)
-    return obj.evaluate(fns[(ref, base_dir)], x, fidelity)
+        out = _thread_worker(ref, base_dir, time_limit).evaluate(x, fidelity)
+    else:
+        fns = getattr(_local, "fns", None)
+        if fns is None:
+            fns = _local.fns = {}
+        if (ref, base_dir) not in fns:
+            fns[(ref, base_dir)] = resolve_objective(ref, base_dir)
+        out = obj.evaluate(fns[(ref, base_dir)], x, fidelity)
+    if outcome_path is not None:
+        _store_outcome(outcome_path, out)
+    return out
 
 
 class WorkerPool(concurrent.futures.ThreadPoolExecutor):

@@ -86,15 +86,15 @@ def fallback(cfg: TuneConfig, evals: list[dict], issued: list[dict], z, replaces
                    + sum(1 for r in issued if r["source"] == "fallback" and r["attempt"] == 0
                          and r.get("reissue_of") is None))
     rng = np.random.default_rng([cfg.seed, n_fallbacks, 0x6d756d62])
-    b = np.asarray([p.internal_bounds for p in cfg.parameters])
-    u = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b))
+    b = np.asarray(cfg.internal_bounds)
+    u = cfg.snap(b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b)))
     return {"u": u.tolist(), "z": z, "source": "fallback", "attempt": 0, "ask_s": ask_s, "timings": timings,
             "replaces": replaces, "holds": holds}
 
 
 def known_failure(cfg: TuneConfig, evals: list[dict], u, z) -> bool:
     """Whether ``(u, z)`` is (within :data:`SAME_POINT_TOL`) a point abandoned earlier."""
-    b = np.asarray([p.internal_bounds for p in cfg.parameters])
+    b = np.asarray(cfg.internal_bounds)
     width = b[:, 1] - b[:, 0]
     zw = 1.0 if cfg.discrete else cfg.fidelity_bounds[1] - cfg.fidelity_bounds[0]
     for r in evals:
@@ -118,6 +118,8 @@ def ask_point(cfg: TuneConfig, opt, evals: list[dict], issued: list[dict]) -> di
     holds = {"u": [float(v) for v in asked.x], "z": asked.z, "design_index": asked.design_index}
     timings = opt.timings[-1]._asdict() if len(opt.timings) > n_timings else None
     u, replaces = [float(v) for v in u], None
+    if cfg.snaps:  # integers rounded, categoricals one-hot: the model is told the point evaluated
+        u = [float(v) for v in cfg.snap(u)]
     if in_design:
         replaced = {tuple(r["replaces"]): r["u"] for r in [*evals, *issued] if r.get("replaces") is not None}
         while tuple(u) in replaced:

@@ -83,6 +83,11 @@ def _fmt(v, spec=".4g") -> str:
     return "n/a" if v is None else format(v, spec)
 
 
+def _fmt_value(v, spec: str) -> str:
+    """A parameter value for progress lines (a float formatted, an int or a choice as is)."""
+    return format(v, spec) if isinstance(v, float) else str(v)
+
+
 def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False, pending=(), records=None,
            pending_mode: str = "believer", failures: str = "ignore"):
     """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations,
@@ -191,7 +196,7 @@ class _Run:
                 isolate = cfg.isolate or cfg.executor == "process"
                 self.say(f"  evaluations on {name}")
             return (lambda rec: ex.submit(executors.evaluate_remote, ref, cfg.base_dir, rec["x"], rec["fidelity"],
-                                          cfg.time_limit_s, isolate)), close
+                                          cfg.time_limit_s, isolate, self.outcome_path(rec))), close
         isolate = cfg.isolate or cfg.time_limit_s is not None
         worker = Worker(worker_ref(self.objective), cfg.base_dir, cfg.time_limit_s) if isolate else None
         fn = None if isolate else (self.objective if callable(self.objective)
@@ -200,6 +205,15 @@ class _Run:
         evaluate = (lambda x, f: worker.evaluate(x, f)) if worker else (lambda x, f: obj.evaluate(fn, x, f))
         return (lambda rec: inline.submit(evaluate, rec["x"], rec["fidelity"])), (worker.close if worker else
                                                                                   (lambda: None))
+
+    def outcome_path(self, rec: dict) -> str:
+        """Where a remote evaluation keeps its outcome: ``RUN_DIR/outcomes/<id>.json`` of
+        the first issue of the evaluation (a reissue after a crash reads the original's)."""
+        by_id = {r["id"]: r for r in self.issued}
+        first = rec
+        while first.get("reissue_of") is not None and first["reissue_of"] in by_id:
+            first = by_id[first["reissue_of"]]
+        return str((self.run_dir / executors.OUTCOMES / f"{first['id']}.json").resolve())
 
     def next_point(self, queue: list, opt) -> dict:
         """A lost evaluation again, a retry or replacement of a failed one, or the optimiser's ask."""
@@ -216,7 +230,7 @@ class _Run:
         numbers = [r["point"] for r in [*self.evals, *self.issued]]
         if point.get("point") is None:
             point["point"] = 1 + max(numbers, default=-1)
-        x = {p.name: p.from_internal(u) for p, u in zip(cfg.parameters, point["u"])}
+        x = cfg.values_of(point["u"])
         rec = {"type": "issued", "id": 1 + max((r["id"] for r in self.issued), default=-1),
                "point": point["point"], "attempt": point["attempt"], "source": point["source"],
                "replaces": point.get("replaces"), "u": point["u"], "z": point["z"], "x": x,
@@ -252,7 +266,8 @@ class _Run:
                "attempt": point["attempt"], "source": point["source"], "replaces": point.get("replaces"),
                "status": outcome["status"], "x": point["x"], "u": point["u"],
                "z": point["z"], "fidelity": point["fidelity"], "score": score, "y": y, "cost": cost,
-               "cost_reported": reported is not None, "error": outcome.get("error"),
+               "cost_reported": reported is not None, "reused": bool(outcome.get("reused", False)),
+               "error": outcome.get("error"),
                "traceback": outcome.get("traceback"), "timed_out": bool(outcome.get("timed_out", False)),
                "eval_s": outcome["eval_s"], "ask_s": point["ask_s"], "timings": point["timings"],
                "other_s": max(now - prev - outcome["eval_s"] - point["ask_s"], 0.0), "elapsed_s": now,
@@ -293,7 +308,7 @@ class _Run:
 
     def progress(self, r: dict):
         cfg = self.cfg
-        xs = " ".join(f"{k}={v:.4g}" for k, v in r["x"].items())
+        xs = " ".join(f"{k}={_fmt_value(v, '.4g')}" for k, v in r["x"].items())
         z = cfg.describe_fidelity(r["z"])
         spent = sum(e["cost"] for e in self.evals)
         budget = f"/{cfg.budget_cost:g}" if cfg.budget_cost is not None else ""
@@ -322,7 +337,7 @@ class _Run:
         if any(r["status"] == "ok" for r in self.evals) and not opt.in_initial_design:
             t0 = time.perf_counter()
             u, mu = opt.incumbent()
-            incumbent = {"x": {p.name: p.from_internal(v) for p, v in zip(cfg.parameters, u)},
+            incumbent = {"x": cfg.values_of(u),
                          "u": [float(v) for v in u], "predicted_score": mu if cfg.maximise else -mu,
                          "fit_s": time.perf_counter() - t0}
         results = results_from_journal(cfg, self.records, incumbent, run_dir=str(self.run_dir))
@@ -337,12 +352,12 @@ class _Run:
                  f"{results['cost']['spent']:.6g}, wall-clock {w['total_s']:.1f} s = evaluation {w['evaluation_s']:.1f} s "
                  f"+ optimiser {w['optimiser_s']:.1f} s + other {w['other_s']:.1f} s")
         if incumbent is not None:
-            xs = ", ".join(f"{k}={v:.6g}" for k, v in incumbent["x"].items())
+            xs = ", ".join(f"{k}={_fmt_value(v, '.6g')}" for k, v in incumbent["x"].items())
             self.say(f"  incumbent (best predicted at the target): {xs}; predicted score "
                      f"{incumbent['predicted_score']:.6g}")
         best = results["best_observed"]
         if best is not None:
-            xs = ", ".join(f"{k}={v:.6g}" for k, v in best["x"].items())
+            xs = ", ".join(f"{k}={_fmt_value(v, '.6g')}" for k, v in best["x"].items())
             self.say(f"  best observed at the target: {xs}; score {best['score']:.6g}")
         self.say(f"  results: {path}\n  plot:    {png}\n  journal: {self.journal.path}")
         return results
