@@ -693,7 +693,18 @@ def current_paths(text: str) -> str:
         where = MOVED[m.group(1)]
         return "experiments/" + (where if "/" in where else f"{where}/{m.group(1)}")
 
-    return _MOVED_RE.sub(sub, text.replace("experiments/results13", "docs/data/ablations"))
+    text = text.replace("experiments/results13", "docs/data/ablations")
+    for old, new in LABELS.items():
+        text = text.replace(old, new)
+    return _MOVED_RE.sub(sub, text)
+
+
+# run labels recorded in the data by development round, as the pages name them
+LABELS = {
+    "main before issue 10": "before the dense fit", "before issue 10 (": "before the dense fit (",
+    "after issue 10c (": "after the blocked-inverse fit (", "(issue 10c: ": "(blocked-inverse fit: ",
+    "(the un-landed patch)": "(a rejected variant)",
+}
 
 
 def markers(text: str) -> list[tuple[str, str | None]]:
