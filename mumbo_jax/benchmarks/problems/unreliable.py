@@ -16,9 +16,9 @@ name                            d     cheap source
 ``unrel_hartmann3_reliable``    3     reliable (Toal 2015 adjustable Hartmann-3)
 ``unrel_hartmann3_noisy``       3     the reliable mean, observed with heavy noise
 ``unrel_hartmann3_twotask``     3     auxiliary task, correlated ~0.92, optimum elsewhere
-``unrel_currin_negated``        2     anti-correlated (Mikkola et al. 2023)
 ``unrel_hartmann3_partial``     3     informative only where x3 < 0.6
-``unrel_branin_continuous``     2     continuous fidelity z in [0, 1] (BOCA Branin)
+``unrel_currin_negated``        2     anti-correlated (Mikkola et al. 2023)
+``unrel_branin_continuous``     2     reliable, continuous z in [0, 1] (BOCA Branin)
 ==============================  ====  ==============================================
 
 The functions here are pure and JAX-traceable; the registry
