@@ -11,15 +11,23 @@
 * ``--version``.
 
 Exit codes: 0 done; 1 a tuning run aborted (its objective failed
-``max_consecutive_failures`` times in a row); 2 invalid configuration, arguments or
-output folder (one line on stderr, before any work); 130 interrupted.
+``max_consecutive_failures`` times in a row, or no evaluation succeeded); 2 invalid
+configuration, arguments or output folder, or a run folder in use by another command
+(one line on stderr, before any work); 130 interrupted (Ctrl-C ends any command within a
+second).
+
+Before JAX starts, ``XLA_FLAGS`` is set to single-threaded CPU kernels (repeatable
+runs) unless the user set it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 from mumbo_jax.run.config import ConfigError, find_config
@@ -89,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
                                       "initial design.")
     tune.add_argument("config", metavar="CONFIG", help="a TOML file or a shipped name (e.g. tune_example)")
     tune.add_argument("--out", default=None, metavar="RUN_DIR", help="run folder (overrides [run] out)")
+    tune.add_argument("--warm-start", action="append", default=None, metavar="FILE",
+                      help="earlier evaluations told to the optimiser first: another run's journal (or run folder) "
+                           "or a CSV with a column per parameter and 'score' (optional 'z', 'cost'); repeatable")
     resume = sub.add_parser("resume", help="continue a killed or interrupted tuning run from its journal",
                             description="Continue a tuning run from RUN_DIR/journal.jsonl (or rewrite the "
                                         "results of a finished one).")
@@ -230,7 +241,7 @@ def _tune_command(args) -> int:
             cfg = tune.load_tune_config(find_config(args.config))
             run_dir = args.out or cfg.out
             results = tune.tune(cfg, out=run_dir, workers=args.workers, executor=args.executor,
-                                scheduler=args.scheduler)
+                                scheduler=args.scheduler, warm_start=args.warm_start)
         else:
             results = tune.resume(run_dir, workers=args.workers, executor=args.executor, scheduler=args.scheduler)
     except (ConfigError, JournalError) as e:
@@ -310,13 +321,75 @@ def deterministic_xla_flags(environ=None) -> bool:
     return True
 
 
+INTERRUPT_GRACE_S = 0.7  # after Ctrl-C, how long the main thread may take to stop by itself
+
+
+def interrupt_watcher():
+    """Make Ctrl-C (SIGINT) end the process within a second, even while the main thread
+    is inside a long XLA computation (a compiled BO loop, a fit), where Python cannot
+    raise KeyboardInterrupt until the computation returns.
+
+    The signal's C handler writes to a wakeup pipe (:func:`signal.set_wakeup_fd`) whatever
+    the main thread is doing; a daemon thread reading it gives the main thread
+    :data:`INTERRUPT_GRACE_S` to stop by itself (KeyboardInterrupt, exit code 130), then
+    ends the process with exit code 130. Safe for every command: ``run`` and ``compare``
+    write their results atomically after each seed or strategy, and a tuning journal
+    survives a kill at any moment. Returns ``stop()``, which restores the previous
+    wakeup fd and ends the thread (a no-op outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:
+        os.close(r), os.close(w)
+        return lambda: None
+
+    def watch():
+        while True:
+            try:
+                data = os.read(r, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            if int(signal.SIGINT) in data:
+                time.sleep(INTERRUPT_GRACE_S)
+                print("mumbo-jax: interrupted (results written so far are kept; a tuning run resumes from its "
+                      "journal)", file=sys.stderr, flush=True)
+                os._exit(130)
+
+    thread = threading.Thread(target=watch, name="mumbo-jax-sigint", daemon=True)
+    thread.start()
+
+    def stop():
+        signal.set_wakeup_fd(previous)
+        os.close(w)
+        thread.join(timeout=1.0)
+        os.close(r)
+
+    return stop
+
+
 def main(argv=None) -> int:
     """Entry point of ``mumbo-jax`` and ``python -m mumbo_jax``; returns the exit code.
 
     Before JAX starts: ``XLA_FLAGS`` single-threaded on CPU for repeatable runs, unless
-    the user set ``XLA_FLAGS`` (:func:`deterministic_xla_flags`)."""
+    the user set ``XLA_FLAGS`` (:func:`deterministic_xla_flags`). Ctrl-C ends any
+    command within a second (:func:`interrupt_watcher`)."""
     deterministic_xla_flags()
     args = _parser().parse_args(argv)
+    if args.command in ("run", "compare", "tune", "resume"):
+        stop = interrupt_watcher()
+        try:
+            return _main(args)
+        finally:
+            stop()
+    return _main(args)
+
+
+def _main(args) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -33,7 +33,7 @@ import numpy as np
 
 from mumbo_jax.run.config import CompareConfig
 from mumbo_jax.run.lock import run_lock
-from mumbo_jax.run.output import prepare_output
+from mumbo_jax.run.output import prepare_output, write_atomic
 from mumbo_jax.run.schema import ConfigError
 from mumbo_jax.run.x64 import with_x64
 
@@ -575,7 +575,7 @@ def _compare_locked(cfg, labels, problem, out: Path, say, stream, resume: bool, 
 
     def finished(label, record):
         results["strategies"][label] = record
-        (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
+        write_atomic(out / "results.json", json.dumps(_strict(results), allow_nan=False) + "\n")
 
     if workers > 1 and todo and (len(todo) > 1 or len(cfg.seed_list) > 1):
         groups = seed_groups(cfg.seed_list, len(todo), workers)
@@ -584,7 +584,7 @@ def _compare_locked(cfg, labels, problem, out: Path, say, stream, resume: bool, 
         _run_parallel(cfg, todo, workers, finished)
         order = [label for label in results["strategies"] if label not in todo] + todo
         results["strategies"] = {label: results["strategies"][label] for label in order}
-        (out / "results.json").write_text(json.dumps(_strict(results), allow_nan=False) + "\n")
+        write_atomic(out / "results.json", json.dumps(_strict(results), allow_nan=False) + "\n")
     else:
         for label in todo:
             finished(label, _run_strategy(cfg, label, say))

@@ -88,8 +88,8 @@ def fallback(cfg: TuneConfig, evals: list[dict], issued: list[dict], z, replaces
     rng = np.random.default_rng([cfg.seed, n_fallbacks, 0x6d756d62])
     b = np.asarray(cfg.internal_bounds)
     u = cfg.snap(b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b)))
-    return {"u": u.tolist(), "z": z, "source": "fallback", "attempt": 0, "ask_s": ask_s, "timings": timings,
-            "replaces": replaces, "holds": holds}
+    return {"u": [float(v) for v in u], "z": z, "source": "fallback", "attempt": 0, "ask_s": ask_s,
+            "timings": timings, "replaces": replaces, "holds": holds}
 
 
 def known_failure(cfg: TuneConfig, evals: list[dict], u, z) -> bool:

@@ -63,6 +63,7 @@ from mumbo_jax.run.tune.config import MAX_WORKERS, TuneConfig, load_tune_config,
 from mumbo_jax.run.tune import executors, schedule
 from mumbo_jax.run.tune.results import PLOT_NAME, RESULTS_NAME, best_at_target, plot_tuning, results_from_journal
 from mumbo_jax.run.tune.schedule import CONSECUTIVE_FAILURES, SAME_POINT_TOL, design_cost, last_params, stop_reason
+from mumbo_jax.run.tune.warm import read_warm_start
 from mumbo_jax.run.tune.worker import Worker, objective_ref, resolve_objective, worker_ref
 
 __all__ = ["tune", "resume", "replay", "stop_reason", "design_cost", "SAME_POINT_TOL", "FORMAT",
@@ -89,17 +90,18 @@ def _fmt_value(v, spec: str) -> str:
 
 
 def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False, pending=(), records=None,
-           pending_mode: str = "believer", failures: str = "ignore"):
+           pending_mode: str = "believer", failures: str = "ignore", warm=()):
     """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations,
     the pending points ``pending`` (``{"u", "z", "design_index"}`` dicts, see
     :func:`~mumbo_jax.run.tune.schedule.pending_holds`), the last recorded
     hyper-parameters of ``records`` (default ``evals``; the warm start of the next fit)
     and, with ``failures = "impute"``, the failed evaluations
-    (:meth:`~mumbo_jax.bo.asktell.AskTell.tell_failure`)."""
+    (:meth:`~mumbo_jax.bo.asktell.AskTell.tell_failure`). ``warm``: the run's warm-start
+    records (:mod:`mumbo_jax.run.tune.warm`), told first."""
     from mumbo_jax.bo import loop
     from mumbo_jax.gp import models
 
-    ok = [r for r in evals if r["status"] == "ok"]
+    ok = [*warm, *(r for r in evals if r["status"] == "ok")]
     params = last_params(evals if records is None else records)
     if params is None:  # plain numpy from the start: the fit then compiles once, not twice
         params = {k: np.asarray(v).tolist() for k, v in models.default_params(task.spec).items()}
@@ -125,6 +127,7 @@ class _Run:
         self.records = list(records)
         self.evals = [r for r in records if r.get("type") == "eval"]
         self.issued = [r for r in records if r.get("type") == "issued"]
+        self.warm = [r for r in records if r.get("type") == "warm"]
         self.stream = stream
         self.warnings: list[str] = []
         self.user_executor, self.started = executor, started
@@ -149,7 +152,7 @@ class _Run:
         lost, owed = schedule.unfinished(self.evals, self.issued)
         opt = replay(task, cfg.settings(), cfg.seed, self.evals, cfg.learn_cost,
                      pending=schedule.pending_holds(lost, owed), records=self.records, pending_mode=cfg.pending,
-                     failures=cfg.failures)
+                     failures=cfg.failures, warm=self.warm)
         self.check_design_budget(opt)
         if self.evals or lost:
             n_ok = sum(r["status"] == "ok" for r in self.evals)
@@ -330,7 +333,7 @@ class _Run:
             self.append(end)
         if opt is None:
             opt = replay(make_tune_task(cfg), cfg.settings(), cfg.seed, self.evals, cfg.learn_cost,
-                         failures=cfg.failures)
+                         failures=cfg.failures, warm=self.warm)
         incumbent = None
         # AskTell.incumbent derives its key from the BO step count, negative (an error)
         # while the initial design is incomplete: no model incumbent before that
@@ -342,6 +345,7 @@ class _Run:
                          "fit_s": time.perf_counter() - t0}
         results = results_from_journal(cfg, self.records, incumbent, run_dir=str(self.run_dir))
         results["warnings"] = list(self.warnings)
+        results["warm_start"] = len(self.warm)
         path = self.run_dir / RESULTS_NAME
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
@@ -402,7 +406,7 @@ def _connect(cfg: TuneConfig, user_executor):
 
 @with_x64
 def tune(config, objective: Callable | str | None = None, out=None, stream=None, workers=None, executor=None,
-         scheduler=None) -> dict:
+         scheduler=None, warm_start=None) -> dict:
     """Start a journaled tuning run and run it to its budget.
 
     Args:
@@ -416,6 +420,8 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None,
             :class:`concurrent.futures.Executor` instance (its evaluations run
             :func:`mumbo_jax.run.tune.executors.evaluate_remote`; ``workers`` of them at once).
         scheduler: the Dask scheduler's address (implies ``executor="dask"``).
+        warm_start: earlier evaluations to tell the optimiser first: paths of other
+            runs' journals or of CSV files (:mod:`mumbo_jax.run.tune.warm`).
 
     Returns:
         The results dict (also written to ``RUN_DIR/results.json``).
@@ -445,6 +451,7 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None,
     cfg = dataclasses.replace(cfg, objective=ref)
     if cfg.isolate or cfg.workers > 1 or cfg.executor == "dask" or user_executor is not None:
         worker_ref(objective)
+    warm = read_warm_start(cfg, [warm_start] if isinstance(warm_start, (str, Path)) else warm_start)
     run_dir = Path(cfg.out)
     if (run_dir / JOURNAL_NAME).exists():
         raise JournalError(f"{run_dir} already holds a run ({JOURNAL_NAME}): `mumbo-jax resume {run_dir}` continues "
@@ -452,10 +459,10 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None,
     prepare_output(run_dir)  # a folder we can write, before any evaluation
     stream = sys.stdout if stream is None else stream
     with run_lock(run_dir, "mumbo-jax tune", say=lambda m: print(m, file=stream, flush=True)):
-        return _start(cfg, objective, ref, run_dir, stream, user_executor)
+        return _start(cfg, objective, ref, run_dir, stream, user_executor, warm)
 
 
-def _start(cfg: TuneConfig, objective, ref, run_dir: Path, stream, user_executor) -> dict:
+def _start(cfg: TuneConfig, objective, ref, run_dir: Path, stream, user_executor, warm=()) -> dict:
     """The body of :func:`tune` once the run folder is locked: the journal and the run."""
     import jax
 
@@ -466,9 +473,12 @@ def _start(cfg: TuneConfig, objective, ref, run_dir: Path, stream, user_executor
     from mumbo_jax import __version__
 
     header = {"format": FORMAT, "created": _now(), "mumbo_jax": __version__, "jax": jax.__version__,
-              "config": cfg.to_dict(), "source": cfg.source, "base_dir": cfg.base_dir, "objective": ref}
+              "config": cfg.to_dict(), "source": cfg.source, "base_dir": cfg.base_dir, "objective": ref,
+              "warm_start": sorted({r["source"] for r in warm})}
     try:
         journal = Journal.create(run_dir / JOURNAL_NAME, header)
+        for r in warm:  # before any evaluation: a resumed run replays them first
+            journal.append(r)
     except BaseException:
         if started is not None:
             started[2]()
@@ -478,7 +488,10 @@ def _start(cfg: TuneConfig, objective, ref, run_dir: Path, stream, user_executor
               f"{f', time limit {cfg.time_limit_s:g} s (worker process)' if cfg.time_limit_s else ''}"
               f"\n  run folder {run_dir}/ (every evaluation is journaled and synced; "
               f"`mumbo-jax resume {run_dir}` continues a killed run)", file=stream, flush=True)
-        return _Run(cfg, objective, run_dir, journal, [], stream, user_executor, started).run()
+        if warm:
+            print(f"  warm start: {len(warm)} earlier evaluations told first ({', '.join(header['warm_start'])})",
+                  file=stream, flush=True)
+        return _Run(cfg, objective, run_dir, journal, list(warm), stream, user_executor, started).run()
 
 
 @with_x64

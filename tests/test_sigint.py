@@ -1,0 +1,78 @@
+"""Ctrl-C ends a command within a second, even inside a long compiled computation."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MUMBO_JAX_CACHE": "off"}
+
+SLOW_RUN = """\
+[run]
+problem = "hartmann3"
+strategy = "mumbo"
+budget = 1000
+seeds = 3
+max_evals = 100
+"""
+
+
+def interrupt_after(argv, ready: str, tmp_path, wait=3.0):
+    """Start ``mumbo-jax argv``, wait for ``ready`` on stdout and ``wait`` s more, send
+    SIGINT: ``(exit code, seconds to exit, stderr)``."""
+    proc = subprocess.Popen([sys.executable, "-m", "mumbo_jax", *argv], env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if ready in line or not line:
+            break
+    time.sleep(wait)
+    assert proc.poll() is None, proc.stderr.read()
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    took = time.perf_counter() - t0
+    err = proc.stderr.read()
+    proc.stdout.close(), proc.stderr.close()
+    return proc.returncode, took, err
+
+
+def test_run_stops_within_a_second_inside_the_compiled_loop(tmp_path):
+    (tmp_path / "slow.toml").write_text(SLOW_RUN)
+    code, took, err = interrupt_after(["run", "slow.toml", "--out", "o"], "compiles", tmp_path)
+    assert code == 130, err
+    assert took < 1.5, took
+    assert "interrupted" in err
+
+
+def test_tune_stops_within_a_second_inside_a_long_evaluation(tmp_path):
+    (tmp_path / "obj.py").write_text("import time\ndef f(x, z):\n    time.sleep(60)\n    return 1.0\n")
+    (tmp_path / "t.toml").write_text('[objective]\nfunction = "obj.py:f"\ndirection = "maximise"\n'
+                                     '[parameters]\na = {low = 0.0, high = 1.0}\n'
+                                     '[fidelity]\nkind = "discrete"\ncosts = [1.0]\n[budget]\nevaluations = 3\n')
+    code, took, err = interrupt_after(["tune", "t.toml", "--out", "r"], "run folder", tmp_path, wait=1.0)
+    assert code == 130 and took < 1.5, (code, took, err)
+    assert "resume" in err
+
+
+def test_the_watcher_is_removed_after_an_in_process_command(tmp_path):
+    from mumbo_jax.run import cli
+
+    before = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(before)
+    assert cli.main(["run", "forrester", "--seeds", "1", "--budget", "1e300", "--out", str(tmp_path)]) == 2
+    now = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(now)
+    assert now == before
+    import threading
+
+    assert not any(t.name == "mumbo-jax-sigint" for t in threading.enumerate())
