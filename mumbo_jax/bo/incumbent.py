@@ -29,10 +29,11 @@ Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13
 * ``"robust"``: the model that predicts the target's own observations better, left out
   in turn (:func:`mumbo_jax.gp.reliability.better_model`: the multi-fidelity model, or
   the target-only one where the cheap data mislead), decides: its maximiser of the
-  posterior mean of g over the box where its lower bound ``mu_g - ROBUST_SD sd_g`` (sd
-  widened by that model's :func:`interval_scale`) beats its mean at the best x measured
-  AT the target, else that measured x; the mean and interval are that model's. Never
-  silently worse than a measured target point; single-fidelity targets.
+  posterior mean of g over the box where the lower bound ``mu_g - ROBUST_SD sd_g`` (sd
+  widened by :func:`interval_scale`) under that model AND under the target-only model
+  beats the better model's mean at the best x measured AT the target, else that
+  measured x; the mean and interval are the better model's. Never silently worse than
+  a measured target point; single-fidelity targets.
 * ``"global_guard"``: ``"global"``'s maximiser only where its lower bound
   ``mu_g - SAFE_SD sd_g`` (sd widened by :func:`interval_scale`) clears the posterior mean
   at ``"target"``'s x, an x evaluated AT the target; else that x. The fallback is a
@@ -188,9 +189,15 @@ def _recommend_robust(post, target, bounds, rows_x, calibrate):
     score = jax.tree_util.Partial(_score_of_g, model, target, 0.0)
     found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                               anchors=best_inputs(model, target, N_ANCHORS), **GLOBAL_SEARCH)
-    mu_f, var_f = posterior.target_moments(model, found.x[None], target)
-    lower = mu_f[0] - ROBUST_SD * jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * scale
-    x = jnp.where(lower > best, found.x, x)
+    def lower_bound(m, widen):
+        mu_f, var_f = posterior.target_moments(m, found.x[None], target)
+        return mu_f[0] - ROBUST_SD * jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * widen
+
+    # both models must be sure: an ICM that fits a cheap source as decisive can be
+    # confidently wrong where the target was never measured, as its own LOO may not show
+    sf = reliability.target_only(post, target)
+    sure = (lower_bound(model, scale) > best) & (lower_bound(sf, interval_scale(sf, target)) > best)
+    x = jnp.where(sure, found.x, x)
     mu, var = posterior.target_moments(model, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     return x, mu[0], sd * scale if calibrate else sd

@@ -45,14 +45,14 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from mumbo_jax.acquisition import baselines
+from mumbo_jax.acquisition import acquisitions, baselines, maxvalue
 from mumbo_jax.bo import optimize, rules
-from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, posterior
 from mumbo_jax.gp.reliability import loo_advantage, target_rows
 
-__all__ = ["SHARE", "MIN_EXPLAINED", "pseudo_posterior", "explained", "cheap_spend", "target_only_choice",
-           "guard", "robust"]
+__all__ = ["SHARE", "MIN_EXPLAINED", "TARGET_RULES", "pseudo_posterior", "explained", "cheap_spend",
+           "target_only_choice", "guard", "robust"]
 
 SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
 MIN_EXPLAINED = 0.5  # a cheap y must explain this share of g's variance at x_sf (rho^2)
@@ -63,13 +63,16 @@ def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_desi
     """The target-only model with pseudo-observations: the target's rows, plus every
     cheap BO row (after the ``n_design`` design rows) moved to the target fidelity with
     y = the multi-fidelity posterior mean of g there and the posterior variance of g
-    there as extra noise."""
+    there, widened by :func:`mumbo_jax.bo.incumbent.interval_scale`, as extra noise."""
     post = marginal.first(post)
     on = target_rows(post, target)
     cheap = rules.bo_evaluations(post, n_design) & ~on
     zt = posterior.internal_target(post, target)[0]
     mu, var = posterior.target_moments(post, posterior.evaluated_inputs(post), target)
     s = post.scaling
+    # the model's variance widened by its own miscalibration on the target's observations
+    # (left out in turn): an overconfident multi-fidelity model gives weaker pseudo-data
+    var = var * jnp.square(interval_scale(post, target))
     y = jnp.where(cheap, (mu - s.y_mean) / s.y_scale, post.y)
     extra = jnp.where(cheap, jnp.maximum(var / s.y_scale ** 2, PSEUDO_NOISE_FLOOR), 0.0)
     z = jnp.where(cheap, jnp.asarray(zt, post.z.dtype), post.z)
@@ -123,27 +126,42 @@ def cheap_spend(ctx: rules.Context):
     return jnp.sum(jnp.where(on, 0.0, cost)), jnp.sum(cost)
 
 
-def target_only_choice(ctx: rules.Context, sf: posterior.Posterior) -> jax.Array:
-    """``[d]`` the target-only rule's choice: EI of g over the best posterior mean of
-    ``sf`` at its rows, maximised with the run's own maximiser settings."""
+TARGET_RULES = ("ei", "mes")  # the target-only rules a robust rule can be backed by
+
+
+def _mes_of_g(post, target, gstar, x, z):
+    mu, var = posterior.target_moments(post, x, target)
+    return acquisitions.mes_gain(mu, var, gstar)
+
+
+def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule: str = "ei") -> jax.Array:
+    """``[d]`` the target-only rule's choice on ``sf``, maximised with the run's own
+    maximiser settings: ``"ei"``, EI of g over the best posterior mean of ``sf`` at its
+    rows; ``"mes"``, max-value entropy search with g* sampled under ``sf`` itself."""
     s, task = ctx.settings, ctx.task
-    eta = posterior.incumbent(sf, task.target)[1]
-    acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
+    key = jax.random.fold_in(ctx.key, 17)
+    if target_rule == "mes":
+        n_grid = maxvalue.default_grid_size(task.spec.dim, "gumbel")
+        gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, s.n_gstar, "gumbel", n_grid)
+        acq = jax.tree_util.Partial(_mes_of_g, sf, task.target, gstar)
+    else:
+        eta = posterior.incumbent(sf, task.target)[1]
+        acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
     anchors = best_inputs(sf, task.target, N_ANCHORS) if s.local_frac > 0 else None
-    return optimize.maximise(jax.random.fold_in(ctx.key, 17), acq, jnp.asarray(task.spec.bounds),
-                             rules.target_space(task), s.n_candidates, s.n_starts, s.n_polish_steps,
-                             s.learning_rate, s.boundary_frac, anchors, s.local_frac).x
+    return optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task), s.n_candidates,
+                             s.n_starts, s.n_polish_steps, s.learning_rate, s.boundary_frac, anchors,
+                             s.local_frac).x
 
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
-          min_explained: float = MIN_EXPLAINED) -> optimize.Proposal:
+          min_explained: float = MIN_EXPLAINED, target_rule: str = "ei") -> optimize.Proposal:
     """The robust choice given the inner rule's proposal ``prop`` (module docstring).
     The returned proposal keeps ``prop``'s score where it is kept, else 0."""
     post, task = marginal.first(ctx.post), ctx.task
     target = task.target
     z_target = jnp.asarray(task.target_z[0], float)
     reliable = loo_advantage(post, target) >= 0.0
-    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design))
+    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design), target_rule)
     cheap_spent, spent = cheap_spend(ctx)
 
 
@@ -153,7 +171,7 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
         return jnp.asarray(z).astype(jnp.int32) if discrete else jnp.asarray(z, float)
 
     def cost_of(x, z):
-        return rules._costs_at(ctx, x, jnp.atleast_1d(native(z)))
+        return rules.costs_at(ctx, x, jnp.atleast_1d(native(z)))
 
     c_target = cost_of(x_sf, z_target)[0]
 
@@ -167,7 +185,7 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     ok_q = (q_cheap & reliable & within_share(c_q)
             & (explained(post, target, prop.x[None], zq[None], x_sf)[0] >= min_explained))
     # the cheapest informative fidelity at x_sf itself
-    zs = native(rules._fidelity_choices(task))
+    zs = native(rules.fidelity_choices(task))
     costs = cost_of(x_sf, zs)
     rho2 = explained(post, target, jnp.broadcast_to(x_sf, (zs.shape[0], x_sf.shape[0])), zs, x_sf)
     usable = (costs < c_target) & (rho2 >= min_explained)
@@ -182,10 +200,12 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
 
 
 def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
-           min_explained: float = MIN_EXPLAINED) -> rules.Rule:
-    """The rule record of ``inner`` wrapped by :func:`guard` (its knobs ``share`` and
-    ``min_explained`` bound into the record): register it with
-    :func:`mumbo_jax.bo.rules.register` to use it by name."""
+           min_explained: float = MIN_EXPLAINED, target_rule: str = "ei") -> rules.Rule:
+    """The rule record of ``inner`` wrapped by :func:`guard` (its knobs ``share``,
+    ``min_explained`` and ``target_rule``, one of :data:`TARGET_RULES`, bound into the
+    record): register it with :func:`mumbo_jax.bo.rules.register` to use it by name."""
+    if target_rule not in TARGET_RULES:
+        raise ValueError(f"target_rule must be one of {TARGET_RULES}, got {target_rule!r}")
     if not 0.0 <= share < 1.0:
         raise ValueError(f"share must be in [0, 1), got {share!r}")
     if not 0.0 < min_explained < 1.0:
@@ -196,10 +216,10 @@ def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
 
     def second_stage(ctx, first):
         prop = first if inner_stage is None else inner_stage(ctx, first)
-        return guard(ctx, prop, share, min_explained)
+        return guard(ctx, prop, share, min_explained, target_rule)
 
-    summary = (f"{inner.name} behind a target-only EI sequence: cheap queries only while the cheap data predict the "
-               f"target's observations and explain >= {min_explained:g} of g's variance at EI's choice, "
+    summary = (f"{inner.name} behind a target-only {target_rule.upper()} sequence: cheap queries only while the cheap data predict the "
+               f"target's observations and explain >= {min_explained:g} of g's variance at its choice, "
                f"<= {share:g} of the spend")
     return dataclasses.replace(inner, name=name or f"robust_{inner.name}", second_stage=second_stage,
                                single_target=True, replays_history=True, summary=summary)
@@ -208,4 +228,5 @@ def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
 # the built-in robust rules: MUMBO's (the name "robust"), MT-EI's and MF-GP-UCB's
 for _inner, _name in (("mumbo", "robust"), ("mt_ei", "robust_mt_ei"), ("mf_gp_ucb", "robust_mf_gp_ucb")):
     rules.register(robust(rules.RULES[_inner], name=_name))
+rules.register(robust(rules.RULES["mumbo"], name="robust_mes", target_rule="mes"))
 del _inner, _name

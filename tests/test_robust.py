@@ -1,0 +1,179 @@
+"""The robust rule and recommendation: the target-only model, the leave-one-out
+comparison and the explained variance against dense numpy conditioning; the guard's
+vetoes (an unrelated cheap source, a spent cheap share); the recommendation never
+below a measured target point without the model's confidence; the spend bound over a
+whole compiled run."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from mumbo_jax.benchmarks import problems, tasks
+from mumbo_jax.bo import incumbent, kernel, robust, rules
+from mumbo_jax.bo.compiled import run_compiled
+from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax.gp import models, posterior, reliability
+
+FAST = dict(n_candidates=200, n_starts=4, n_polish_steps=5, fit_max_iter=20)
+
+
+def _gram(spec, scaling, params, xa, za, xb, zb):
+    ua, va = models.scale_inputs(spec, scaling, xa, za)
+    ub, vb = models.scale_inputs(spec, scaling, xb, zb)
+    return np.asarray(models.build_kernel(spec, params)((ua, va), (ub, vb)))
+
+
+def _setup(seed=0, n=14, cheap=lambda x: np.sin(6 * x[:, 0]) + x[:, 1]):
+    rng = np.random.default_rng(seed)
+    spec = models.icm_model([(0.0, 1.0)] * 2, 2)
+    params = models.random_params(spec, jax.random.PRNGKey(seed))
+    x = rng.uniform(size=(n, 2))
+    z = np.arange(n) % 2
+    f = np.sin(6 * x[:, 0]) + x[:, 1]
+    y = np.where(z == 0, f, cheap(x))
+    mask = np.r_[np.ones(n - 2), 0.0, 0.0]  # two padding rows
+    post = posterior.condition(spec, params, jnp.asarray(x), jnp.asarray(z), jnp.asarray(y), jnp.asarray(mask))
+    return spec, params, x, z, y, mask, post
+
+
+def _dense_target(spec, post, params, x, z, ys, keep, extra, xt):
+    """Mean and variance of g = f(., 0) at ``xt`` given rows ``keep`` (standardised)."""
+    noise = np.asarray(post.noise)[z] + extra
+    k = _gram(spec, post.scaling, params, x[keep], z[keep], x[keep], z[keep]) + np.diag(noise[keep])
+    ks = _gram(spec, post.scaling, params, x[keep], z[keep], xt, np.zeros(len(xt), int))
+    kss = _gram(spec, post.scaling, params, xt, np.zeros(len(xt), int), xt, np.zeros(len(xt), int))
+    w = np.linalg.solve(k, ks)
+    return w.T @ ys[keep], np.diag(kss - ks.T @ w)
+
+
+def test_recondition_matches_dense_conditioning():
+    spec, params, x, z, y, mask, post = _setup()
+    target = posterior.target_fidelity(0)
+    rng = np.random.default_rng(5)
+    keep = (mask > 0) & (rng.uniform(size=len(z)) < 0.7)
+    extra = np.where(rng.uniform(size=len(z)) < 0.5, 0.05, 0.0)
+    ys = rng.normal(size=len(z))
+    z_new = np.where(keep & (z == 1) & (extra > 0), 0, z)  # some rows moved to the target
+    got = posterior.recondition(post, jnp.asarray(keep, float), jnp.asarray(z_new, jnp.int32), jnp.asarray(ys),
+                                jnp.asarray(extra))
+    xt = rng.uniform(size=(5, 2))
+    mu, var = posterior.target_moments(got, jnp.asarray(xt), target)
+    ref_mu, ref_var = _dense_target(spec, post, params, x, z_new, ys, np.flatnonzero(keep), extra, xt)
+    s = post.scaling
+    np.testing.assert_allclose(np.asarray(mu), float(s.y_mean) + float(s.y_scale) * ref_mu, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(var), float(s.y_scale) ** 2 * ref_var, rtol=1e-7, atol=1e-10)
+
+
+def test_loo_advantage_matches_brute_force():
+    spec, params, x, z, y, mask, post = _setup()
+    target = posterior.target_fidelity(0)
+    ys = np.asarray(post.y)
+    noise = np.asarray(post.noise)[z]
+    real = np.flatnonzero(mask > 0)
+    total = 0.0
+    for i in real[z[real] == 0]:
+        for pool, sign in ((real, 1.0), (real[z[real] == 0], -1.0)):
+            rest = pool[pool != i]
+            k = _gram(spec, post.scaling, params, x[rest], z[rest], x[rest], z[rest]) + np.diag(noise[rest])
+            kr = _gram(spec, post.scaling, params, x[rest], z[rest], x[i:i + 1], z[i:i + 1])[:, 0]
+            w = np.linalg.solve(k, kr)
+            var = _gram(spec, post.scaling, params, x[i:i + 1], z[i:i + 1], x[i:i + 1], z[i:i + 1])[0, 0] - w @ kr
+            total += sign * stats.norm.logpdf(ys[i], w @ ys[rest], np.sqrt(var + noise[i]))
+    assert float(reliability.loo_advantage(post, target)) == pytest.approx(total, rel=1e-6, abs=1e-8)
+
+
+def test_the_comparison_tells_a_faithful_source_from_an_unrelated_one():
+    target = posterior.target_fidelity(0)
+    faithful = _setup(n=22, cheap=lambda x: np.sin(6 * x[:, 0]) + x[:, 1])[-1]
+    rng = np.random.default_rng(3)
+    unrelated = _setup(n=22, cheap=lambda x: rng.normal(size=len(x)))[-1]
+    assert float(reliability.loo_advantage(faithful, target)) > 0
+    model, mf = reliability.better_model(unrelated, target)
+    if float(reliability.loo_advantage(unrelated, target)) < 0:  # the target-only model is then chosen
+        assert not bool(mf)
+        np.testing.assert_array_equal(np.asarray(model.mask), np.asarray(reliability.target_rows(unrelated, target)))
+
+
+def test_explained_matches_the_dense_joint_covariance():
+    spec, params, x, z, y, mask, post = _setup()
+    target = posterior.target_fidelity(0)
+    rng = np.random.default_rng(7)
+    xq, zq, xt = rng.uniform(size=(4, 2)), np.array([0, 1, 1, 0]), rng.uniform(size=2)
+    got = np.asarray(robust.explained(post, target, jnp.asarray(xq), jnp.asarray(zq, jnp.int32), jnp.asarray(xt)))
+    real = np.flatnonzero(mask > 0)
+    noise = np.asarray(post.noise)
+    k = _gram(spec, post.scaling, params, x[real], z[real], x[real], z[real]) + np.diag(noise[z[real]])
+    for j in range(4):
+        pts_x, pts_z = np.stack([xq[j], xt]), np.array([zq[j], 0])
+        kp = _gram(spec, post.scaling, params, pts_x, pts_z, pts_x, pts_z)
+        kr = _gram(spec, post.scaling, params, x[real], z[real], pts_x, pts_z)
+        cov = kp - kr.T @ np.linalg.solve(k, kr)
+        rho2 = cov[0, 1] ** 2 / ((cov[0, 0] + noise[zq[j]]) * cov[1, 1])
+        assert got[j] == pytest.approx(rho2, rel=1e-6, abs=1e-9)
+    assert np.all((got >= 0) & (got < 1))
+
+
+@pytest.fixture(scope="module")
+def currin():
+    pb = problems.get_problem("currin")
+    return pb, tasks.problem_task(pb), tasks.problem_benchmark(pb)
+
+
+def _state(task, bench, x, z, n_design):
+    y = jnp.stack([bench.observe(jax.random.PRNGKey(i), jnp.asarray(x[i]), int(z[i])) for i in range(len(z))])
+    return kernel.init(task, jnp.asarray(x), jnp.asarray(z, float), y, n_design=n_design)
+
+
+def test_guard_spends_no_more_than_its_share(currin):
+    pb, task, bench = currin
+    rng = np.random.default_rng(0)
+    x0 = rng.uniform(size=(4, 2))
+    # the design at both fidelities, then 30 BO evaluations at the cheap one: 30 of 30 spent cheaply
+    x = np.concatenate([x0, x0, rng.uniform(size=(30, 2))])
+    z = np.r_[np.zeros(4), np.ones(4), np.ones(30)].astype(int)
+    state = _state(task, bench, x, z, 8)
+    post, prop = kernel.decide(BOSettings(strategy="robust", **FAST), task, state, jax.random.PRNGKey(1))
+    assert int(prop.z) == 0  # cheap spend 30 + 1 > 0.5 * 31 + 10: the target, at target-only EI's choice
+
+
+def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
+    pb, task, bench = currin
+    rng = np.random.default_rng(2)
+    x0 = rng.uniform(size=(5, 2))
+    state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(5), np.ones(5)].astype(int), 10)
+    post, _ = kernel.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
+    x, mu, sd = kernel.recommend(task, post, state.buffers.x, "robust", False)
+    model, _ = reliability.better_model(post, task.target)
+    i, best = incumbent.incumbent(model, task.target, "target")
+    measured = np.any(np.all(np.abs(np.asarray(state.buffers.x[:5]) - np.asarray(x)) < 1e-12, axis=1))
+    if not measured:  # a jump needs the lower bound (sd widened by the model's own scale) above the best
+        scale = float(incumbent.interval_scale(model, task.target))
+        assert float(mu) - incumbent.ROBUST_SD * float(sd) * scale > float(best)
+    else:
+        assert float(mu) == pytest.approx(float(best))
+    assert np.isfinite(float(mu)) and float(sd) >= 0
+
+
+def test_a_robust_run_keeps_its_spend_bound_and_target_choices():
+    pb = problems.get_problem("unrel_forrester_reliable")
+    task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
+    h = run_compiled(bench, task, 60.0, [0], BOSettings(strategy="robust", incumbent_rule="robust", **FAST),
+                     max_evals=30)
+    n = int(h.n_evals[0])
+    cost, z = h.cost[0, :n], h.z[0, :n]
+    c_target = float(np.max(np.asarray(task.space.cost(jnp.arange(pb.n_fidelities)))))
+    cheap = np.cumsum(np.where(z != 0, cost, 0.0))
+    total = np.cumsum(cost)
+    assert np.all(cheap <= robust.SHARE * total + c_target + 1e-9)
+    assert np.all(np.isfinite(h.regret[0, :n + 1])) and np.all(np.isfinite(h.incumbent_sd[0, :n + 1]))
+
+
+def test_robust_rules_are_registered_and_checked():
+    for name in ("robust", "robust_mt_ei", "robust_mf_gp_ucb"):
+        assert name in rules.RULES and rules.RULES[name].single_target and rules.RULES[name].replays_history
+    with pytest.raises(ValueError, match="share"):
+        robust.robust(rules.RULES["mumbo"], name="x", share=1.5)
+    with pytest.raises(ValueError, match="min_explained"):
+        robust.robust(rules.RULES["mumbo"], name="x", min_explained=0.0)
