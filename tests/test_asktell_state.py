@@ -94,3 +94,18 @@ def test_not_a_dict_and_constructor_seed(saved):
     with pytest.raises(ValueError, match="seed must be an integer, got float 1.5"):
         asktell.AskTell(opt.task, opt.settings, seed=1.5)
     assert asktell.AskTell(opt.task, opt.settings, seed=np.int64(3)).seed == 3
+
+
+def test_many_evaluations_warn_once(saved):
+    import warnings
+
+    opt, _ = saved
+    fresh = asktell.AskTell(opt.task, opt.settings, seed=0)
+    rng = np.random.default_rng(0)
+    b = np.asarray(opt.task.spec.bounds)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(asktell.LARGE_N + 5):
+            fresh.tell(b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b)), 0, float(rng.normal()))
+    large = [w for w in seen if issubclass(w.category, asktell.LargeDataWarning)]
+    assert len(large) == 1 and "n^3" in str(large[0].message)

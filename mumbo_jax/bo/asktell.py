@@ -14,6 +14,7 @@ at once. With nothing pending the decisions are exactly the sequential ones.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -25,9 +26,10 @@ from mumbo_jax.bo.timing import Timings, timed
 from mumbo_jax.gp import costmodel, marginal, models
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "Pending"]
+__all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "LARGE_N", "LargeDataWarning", "Pending"]
 
 BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
+LARGE_N = 1000  # told evaluations beyond which each ask's exact GP becomes slow (a warning, once)
 FAILURE_MARGIN = 1.0  # a failed evaluation is modelled as the worst y told minus this share of the y range
 
 
@@ -78,6 +80,10 @@ def _real(name: str, v, allow_none=False) -> float | None:
     if not np.isfinite(f):
         raise ValueError(f"{name} must be finite, got {f}")
     return f
+
+
+class LargeDataWarning(UserWarning):
+    """An AskTell holds so many evaluations that each ask (an exact GP fit) is slow."""
 
 
 def _seed(v, name="seed") -> int:
@@ -355,6 +361,11 @@ class AskTell:
         self.z.append(float(z))
         self.y.append(y)
         self.costs.append(c)
+        if len(self.x) == LARGE_N + 1:
+            warnings.warn(f"this AskTell holds more than {LARGE_N} evaluations: every ask fits an exact GP to all "
+                          "of them (time grows as n^3, memory as n^2; at 2,000 points an ask takes minutes and "
+                          "over a GB); consider refit_every > 1 or fewer, cheaper evaluations", LargeDataWarning,
+                          stacklevel=2)
 
     def tell_failure(self, x, z):
         """Record that evaluating ``(x, z)`` failed, for the model (see the class
