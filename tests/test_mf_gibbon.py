@@ -142,6 +142,17 @@ def test_mf_gibbon_never_nan_at_extremes_with_finite_gradients():
         assert np.all(np.isfinite(np.asarray(grad)))
 
 
+def test_mf_gibbon_of_a_stacked_posterior_is_the_mean_over_its_samples():
+    posts = [_posterior([[0.9, 0.2], [0.6, 0.5]]), _posterior([[0.5, 0.5], [0.9, 0.1]])]
+    stacked = jax.tree_util.tree_map(lambda a, b: jnp.stack([a, b]), *posts)
+    x, z = _candidates()
+    gstars = jnp.asarray([[1.5, 2.0], [1.7, 2.2]])  # [S, N]: g* under each sample
+    each = [np.asarray(mf_gibbon.mf_gibbon_gain(p, TARGET, g, x, z)) for p, g in zip(posts, gstars)]
+    both = np.asarray(mf_gibbon.mf_gibbon_gain(stacked, TARGET, gstars, x, z))
+    np.testing.assert_allclose(both, 0.5 * (each[0] + each[1]), rtol=1e-10)
+    assert not np.allclose(each[0], each[1])
+
+
 def test_mf_gibbon_in_the_loop_bounds_mumbo_at_its_own_choice():
     rule = rules.RULES["mf_gibbon"]
     assert rule is mf_gibbon.MF_GIBBON and rule.uses_gstar and rule.space == "all"

@@ -186,6 +186,20 @@ def test_mf_kg_gain_is_finite_with_finite_gradients_at_data_and_far_away():
     np.testing.assert_allclose(out[-5:], one, rtol=1e-10, atol=1e-14)
 
 
+def test_mf_kg_gain_of_a_stacked_posterior_is_the_mean_over_its_samples():
+    prob, task, post, x, z, y = _posterior("forrester", n_per=2)
+    params2 = {**post.params, "log_ls": post.params["log_ls"] + 0.5}
+    post2 = posterior.condition(task.spec, params2, x, z, y)
+    stacked = jax.tree_util.tree_map(lambda a, b: jnp.stack([a, b]), post, post2)
+    xa = jnp.asarray(np.linspace(0.05, 0.95, 7)[:, None])
+    xc, zc = jnp.asarray([[0.3], [0.8]]), jnp.asarray([1, 2])
+    each = [np.asarray(mf_kg.mf_kg_gain(p, task.target, mf_kg.discrete_set(p, task.target, xa), xc, zc))
+            for p in (post, post2)]
+    both = np.asarray(mf_kg.mf_kg_gain(stacked, task.target, mf_kg.discrete_set(stacked, task.target, xa), xc, zc))
+    np.testing.assert_allclose(both, 0.5 * (each[0] + each[1]), rtol=1e-10)
+    assert not np.allclose(each[0], each[1])  # the samples differ, so the mean is a real check
+
+
 # --------------------------------------------------------------------------- the rule in the loops
 
 
@@ -196,6 +210,10 @@ def test_mf_kg_is_registered_with_its_options():
     assert "mf_kg" in rules.STRATEGIES and "mf_kg" not in rules.TARGET_ONLY
     with pytest.raises(ValueError, match="has no option 'n_points'"):
         rule.with_options(n_points=3)
+    for bad, words in (({"n_best": -1}, "n_best must be an integer >= 0"), ({"n_random": 2.5}, "n_random must be"),
+                       ({"n_best": 0, "n_random": 0}, "at least one point")):
+        with pytest.raises(ValueError, match=words):
+            mf_kg.check_options({**rule.options, **bad})
 
 
 def test_mf_kg_runs_in_the_loop_and_a_variant_sees_its_own_options():

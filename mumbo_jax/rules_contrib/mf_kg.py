@@ -52,7 +52,7 @@ from mumbo_jax.bo.incumbent import best_inputs
 from mumbo_jax.bo.rules import Context, Rule, register
 from mumbo_jax.gp import marginal, models, posterior
 
-__all__ = ["discrete_kg", "DiscreteSet", "discrete_set", "mf_kg_gain", "MF_KG", "CHUNK"]
+__all__ = ["discrete_kg", "DiscreteSet", "discrete_set", "mf_kg_gain", "check_options", "MF_KG", "CHUNK"]
 
 CHUNK = 256  # candidates per block of the envelope computation
 _Z_MAX = 40.0  # |Z| beyond this carries no Gaussian mass in float64
@@ -192,8 +192,20 @@ def _mf_kg_gain(post, target, dset, x, z):
     return marginal.mean_over_samples(one, post, dset)
 
 
+def check_options(opts):
+    """ValueError unless the knobs ``n_best`` and ``n_random`` are integers >= 0 with a
+    sum >= 1 (checked when a decision builds the score)."""
+    n_best, n_random = opts["n_best"], opts["n_random"]
+    for name, v in (("n_best", n_best), ("n_random", n_random)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"mf_kg option {name} must be an integer >= 0, got {v!r}")
+    if n_best + n_random < 1:
+        raise ValueError("mf_kg needs at least one point in its discrete set (n_best + n_random >= 1)")
+
+
 def _acquisition(ctx: Context):
     opts = ctx.options
+    check_options(opts)
     bounds = jnp.asarray(ctx.task.spec.bounds, float)
     lo, hi = bounds[:, 0], bounds[:, 1]
     u = jax.random.uniform(jax.random.fold_in(ctx.key, 23), (int(opts["n_random"]), lo.shape[0]), lo.dtype)
