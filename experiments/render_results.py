@@ -362,11 +362,13 @@ def _stopped_mark(seeds, cost) -> str:
 
 def _paired_p(a, b):
     """``(seeds where a < b, seeds where a > b, two-sided Wilcoxon signed-rank p)`` of
-    paired regrets (p = 1 when they never differ)."""
+    paired regrets, the test on their log10 (as ``mumbo-jax compare`` and the protocol:
+    regrets span orders of magnitude; floored at 1e-12; p = 1 when they never differ)."""
     from scipy import stats
 
     a, b = np.asarray(a, float), np.asarray(b, float)
-    p = 1.0 if np.all(a == b) else float(stats.wilcoxon(a, b).pvalue)
+    la, lb = np.log10(np.maximum(a, 1e-12)), np.log10(np.maximum(b, 1e-12))
+    p = 1.0 if np.all(la == lb) else float(stats.wilcoxon(la, lb).pvalue)
     return int(np.sum(a < b)), int(np.sum(a > b)), p
 
 

@@ -18,7 +18,7 @@ from mkdocs.structure.files import File
 PACKAGE = "mumbo_jax"
 DOCS = pathlib.Path(__file__).resolve().parents[1]
 # optional pages written by others: put into the nav when they exist
-OPTIONAL_HOWTO = [("Long runs and resuming", "howto/long-runs.md")]
+OPTIONAL_HOWTO = [("Long runs and resuming", "howto/long-runs.md"), ("A robust default", "howto/robust.md")]
 RULE_PAGES = ("tutorials/decision-rule.md", "tutorials/own-rule.md", "howto/decision-rule.md",
               "howto/write-a-rule.md", "howto/decision-rules.md", "tutorials/rules.md")
 
@@ -96,17 +96,27 @@ def _index(modules: dict, home: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _in_nav(nav, rel) -> bool:
+    if isinstance(nav, str):
+        return nav == rel
+    if isinstance(nav, dict):
+        return any(_in_nav(v, rel) for v in nav.values())
+    if isinstance(nav, list):
+        return any(_in_nav(v, rel) for v in nav)
+    return False
+
+
 def on_config(config):
     nav = config["nav"]
     howto = next((item for item in nav if isinstance(item, dict) and "How-to" in item), None)
     if howto is not None:
         for title, rel in OPTIONAL_HOWTO:
-            if (DOCS / rel).is_file() and not any(rel in d.values() for d in howto["How-to"] if isinstance(d, dict)):
+            if (DOCS / rel).is_file() and not _in_nav(nav, rel):
                 howto["How-to"].append({title: rel})
     tutorials = next((item for item in nav if isinstance(item, dict) and "Tutorials" in item), None)
     if tutorials is not None:
         for rel in RULE_PAGES:
-            if (DOCS / rel).is_file():
+            if (DOCS / rel).is_file() and not _in_nav(nav, rel):
                 tutorials["Tutorials"].append({"Your own decision rule": rel})
     modules = public_modules()
     api = next((item for item in nav if isinstance(item, dict) and "API reference" in item), None)
