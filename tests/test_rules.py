@@ -262,3 +262,28 @@ def test_compare_labels_use_the_rule_names_and_the_old_spellings_warn():
         "compare label 'mf-gp-ucb' is deprecated; use the rule's own name 'mf_gp_ucb'"]
     assert old.settings["mt-ei"].strategy == "mt_ei" and old.settings["mf-gp-ucb"].strategy == "mf_gp_ucb"
     assert set(config.DEPRECATED_LABELS) <= set(config.STRATEGY_PRESETS)
+
+
+def test_an_installed_package_registers_rules_through_the_entry_point_group(tmp_path):
+    """A distribution declaring ``[mumbo_jax.rules]`` entry points: its rule is listed by
+    ``mumbo-jax list`` in a fresh process; a plug-in that fails to import is reported
+    with a RuntimeWarning and hides nothing else."""
+    import os
+    import subprocess
+    import sys
+
+    dist = tmp_path / "fake_rules-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-rules\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{rules.ENTRY_POINT_GROUP}]\ngood = fake_rule_mod\nbad = missing_mod\n")
+    (tmp_path / "fake_rule_mod.py").write_text(
+        "import jax\n"
+        "from mumbo_jax import Rule, register\n"
+        "from mumbo_jax.bo.rules import random_alpha\n"
+        "register(Rule('plugin_random', lambda ctx: jax.tree_util.Partial(random_alpha, ctx.key), 'target'))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
+    proc = subprocess.run([sys.executable, "-W", "always::RuntimeWarning", "-m", "mumbo_jax", "list"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "  plugin_random" in proc.stdout and "  mf_kg" in proc.stdout
+    assert "rule plug-in 'bad' (missing_mod) failed to load" in proc.stderr
