@@ -29,11 +29,12 @@ time it is listed). :data:`STRATEGIES`, :data:`USES_GSTAR`, :data:`TARGET_ONLY`,
 ``in``, iteration, ``len``, indexing, ``==`` with a tuple), so a registered rule appears
 in every one of them and in every list built from them.
 
-Where rules come from, in the order they are listed: the built-in rules below, the
-modules of :mod:`mumbo_jax.rules_contrib` (each registers its rule on import), and the
-entry points of the group ``mumbo_jax.rules`` of installed packages (each names a module
-that registers its rules on import). Those imports happen once, the first time a name
-that is not built in is looked up or the table is listed.
+Where rules come from: the built-in rules below; any module that calls :func:`register`
+when imported (the table lists rules in registration order); the modules of
+:mod:`mumbo_jax.rules_contrib`; and the entry points of the group ``mumbo_jax.rules`` of
+installed packages (each names a module that registers its rules on import). The last
+two are imported once, the first time a name outside the table is looked up or the
+table is listed, in every process (a spawned ``compare`` worker included).
 
 Sources of the baselines are in :mod:`mumbo_jax.acquisition.baselines`.
 """
