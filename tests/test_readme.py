@@ -167,3 +167,15 @@ def test_readme_is_short_and_has_the_quick_start():
 def test_value_parser():
     assert _values("{'a': 1} 0.5 {'x': {'lr': 0.1}, 'score': -1e-3}") == [{"a": 1}, 0.5,
                                                                            {"x": {"lr": 0.1}, "score": -1e-3}]
+
+
+def test_readme_quick_start_figures_come_from_the_committed_run():
+    import json
+
+    res = json.loads((ROOT / "docs" / "data" / "quickstart" / "results.json").read_text())
+    s = res["summary"]
+    text = " ".join(README.read_text().split())
+    q1, q3 = s["quartiles_final_regret"]
+    assert f"median final regret {s['median_final_regret']:.1e} over the {len(s['n_evals'])} seeds" in text
+    assert f"(quartiles {q1:.1e} and {q3:.1e})" in text
+    assert f"{min(s['n_evals'])} to {max(s['n_evals'])} BO evaluations per seed" in text
