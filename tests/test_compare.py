@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from mumbo_jax.bo import rules
 from mumbo_jax.run import cli, compare
 from mumbo_jax.run.config import ConfigError, STRATEGY_PRESETS, load_compare_config, parse_compare_config
 
@@ -29,8 +30,9 @@ def test_presets_and_tables_build_settings():
     assert s["fast"].n_gstar == 3 and all(v.n_candidates == 500 for v in s.values())
     assert cfg.seeds == 20 and cfg.out == "runs/compare"
     assert cfg.replace(seeds=2, budget=5.0).seeds == 2
-    for label, preset in STRATEGY_PRESETS.items():  # every preset is valid settings
-        assert preset["strategy"] in ("mumbo", "mes", "random", "ei", "ucb", "mt_ei", "mf_gp_ucb", "boca", "mtbo")
+    for label, preset in STRATEGY_PRESETS.items():  # every preset names a registered rule
+        assert preset["strategy"] in rules.STRATEGIES
+    assert all(STRATEGY_PRESETS[name] == {"strategy": name} for name in rules.STRATEGIES if name != "mes")
 
 
 @pytest.mark.parametrize("data, message", [
