@@ -98,3 +98,23 @@ def test_a_failing_region_stops_attracting_proposals(tmp_path, failures):
         assert proposed_failing <= 2, [r["x"]["a"] for r in evals]
     else:  # the measurement's other arm: without imputation EI keeps returning there
         assert proposed_failing >= 3, [r["x"]["a"] for r in evals]
+
+
+def test_failure_classifier_learns_the_failing_region():
+    cfg = parse_tune_config({"objective": {"direction": "maximise"}, "parameters": {"a": {"low": 0.0, "high": 1.0},
+                                                                                    "b": {"low": 0.0, "high": 1.0}},
+                             "fidelity": {"kind": "discrete", "costs": [1.0]}, "budget": {"evaluations": 5},
+                             "acquisition": dict(TINY_ACQ)})
+    opt = asktell.AskTell(make_tune_task(cfg), cfg.settings(), seed=0)
+    rng = np.random.default_rng(0)
+    for a in (0.05, 0.15, 0.25, 0.35, 0.45, 0.5, 0.3, 0.1):
+        opt.tell([a, rng.uniform()], 0, a)
+    for a, b in ((0.75, 0.1), (0.9, 0.5), (0.8, 0.9)):  # failing for a > 0.6, whatever b
+        opt.tell_failure([a, b], 0)
+    classifier = opt._failure_classifier()
+    assert opt._likely_failure(classifier, [0.95, 0.0], 0)  # a corner no failure was seen at
+    assert opt._likely_failure(classifier, [0.85, 0.7], 0)
+    assert not opt._likely_failure(classifier, [0.2, 0.5], 0)
+    assert not opt._likely_failure(classifier, [0.4, 1.0], 0)
+    x, z = opt.ask()  # the proposal avoids the failing region
+    assert x[0] < 0.6, x

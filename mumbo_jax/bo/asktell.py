@@ -23,12 +23,13 @@ import numpy as np
 from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
-from mumbo_jax.gp import costmodel, marginal, models
+from mumbo_jax.gp import costmodel, marginal, models, posterior
 from mumbo_jax.gp.precision import require_x64
 
 __all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "LARGE_N", "LargeDataWarning", "Pending"]
 
 BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
+MAX_PRESUMED = 3  # proposals per ask the failure classifier may turn down
 LARGE_N = 1000  # told evaluations beyond which each ask's exact GP becomes slow (a warning, once)
 FAILURE_MARGIN = 1.0  # a failed evaluation is modelled as the worst y told minus this share of the y range
 
@@ -218,8 +219,11 @@ class AskTell:
     (diverged, crashed, returned NaN). The model sees each as an observation of a
     pessimistic value, the worst y told so far minus :data:`FAILURE_MARGIN` of the range
     of the y told (recomputed at every ask, as SMAC imputes failed runs), so the rule
-    stops proposing the failing region; the recommendation (:meth:`incumbent`) comes from
-    the successful evaluations alone.
+    stops proposing the failing region; and a proposal that a GP classifier of success
+    against failure (:meth:`_likely_failure`) expects to fail is imputed as a failure for
+    that ask and the rule proposes again (at most :data:`MAX_PRESUMED` times), so a
+    failing region learnt from a few points is avoided elsewhere along it too. The
+    recommendation (:meth:`incumbent`) comes from the successful evaluations alone.
 
     Args:
         task: model, target and fidelity space (:func:`mumbo_jax.bo.settings.make_task`).
@@ -272,6 +276,7 @@ class AskTell:
         self._design_done: set[int] = set()  # design rows told (or consumed by a user's own tell)
         self._asked_told: list[tuple] = []  # (x, z) of asked points already told
         self.failed: list[tuple] = []  # (x, z) of failed evaluations (tell_failure), modelled pessimistically
+        self._classifier_params = None  # warm start of the failure classifier's fit
 
     # -- the protocol
     def ask(self):
@@ -286,8 +291,48 @@ class AskTell:
         if not self.x:
             raise ValueError(f"nothing told yet and all {self.n_design} design points are pending: tell at least "
                              "one result before asking for a BO step")
+        x, z, t = self._propose()
+        if self.failed and self.y and not self.settings.hmc_samples:
+            classifier = self._failure_classifier()
+            presumed = []  # proposals the classifier expects to fail: imputed as failures for this ask only
+            while len(presumed) < MAX_PRESUMED and self._likely_failure(classifier, x, z):
+                presumed.append((tuple(map(float, x)), z))
+                x, z, t2 = self._propose(presumed)
+                t = Timings(t.fit + t2.fit, t.gstar + t2.gstar, t.maximise + t2.maximise)
+        self.timings.append(t)
+        self._pending.append(Pending(tuple(map(float, x)), z, None))
+        return x, z
+
+    def _failure_classifier(self):
+        """A GP fitted to the labels +1 (told) / -1 (failed): a least-squares GP
+        classifier on the task's own model, its hyper-parameters fitted by marginal
+        likelihood, so it learns which inputs the failures depend on."""
+        xs = np.asarray([*self.x, *(np.asarray(fx) for fx, _ in self.failed)])
+        zs = np.asarray([*self.z, *(float(fz) for _, fz in self.failed)])
+        labels = np.asarray([1.0] * len(self.x) + [-1.0] * len(self.failed))
+        buffers = kernel.pad_buffers(xs, zs, labels, kernel.buffer_size(len(labels)))
+        params = self._classifier_params
+        if params is None:
+            params = kernel.as_params(models.default_params(self.task.spec))
+        key = jax.random.fold_in(jax.random.fold_in(self.loop_key, len(labels)), 0x6661696c)
+        post = kernel.fit_stage(self.settings, self.task, buffers, params, key, True, True)
+        self._classifier_params = post.params
+        return post
+
+    @staticmethod
+    def _likely_failure(classifier, x, z) -> bool:
+        """Whether the failure classifier's mean at ``(x, z)`` is negative (failure more
+        likely than success)."""
+        mean, _ = posterior.predict(classifier, np.asarray(x, float)[None, :], np.asarray([z]))
+        return float(np.asarray(mean)[0]) < 0.0
+
+    def _propose(self, presumed=()):
+        """The rule's proposal ``(x, z, Timings)`` given the data told (failures, and the
+        ``presumed`` ones, imputed) and the pending evaluations; updates the warm-start
+        parameters and ``last_fit``."""
         k = len(self.x) + len(self._pending) - self.n_design
-        buffers = self._buffers()
+        buffers = self._buffers(presumed=presumed)
+        n_rows = self._n_rows() + (len(presumed) if self.y else 0)
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
         if self._pending and self.settings.hmc_samples:
             raise ValueError(f"{len(self._pending)} evaluation(s) pending: asking again before they are told needs "
@@ -307,8 +352,7 @@ class AskTell:
             xp = np.asarray([p.x for p in self._pending])
             zp = np.asarray([p.z for p in self._pending], float)
             if self.pending_mode == "believer":
-                decide_post, t_fant = timed(kernel.believe_stage, self.task, post, buffers, self._n_rows(), xp,
-                                            zp)
+                decide_post, t_fant = timed(kernel.believe_stage, self.task, post, buffers, n_rows, xp, zp)
                 t_fit += t_fant
         gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, decide_post, k_gstar)
         if self._pending and self.pending_mode == "gibbon":
@@ -317,11 +361,8 @@ class AskTell:
             prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, decide_post, gstar, k_max, cost,
                                 kernel.as_count(self.n_design))
         self.params = post.params
-        self.timings.append(Timings(t_fit, t_gstar, t_max))
-        self.last_fit = (self._n_rows(), post, buffers)
-        x, z = np.asarray(prop.x), self._fidelity(prop.z)
-        self._pending.append(Pending(tuple(map(float, x)), z, None))
-        return x, z
+        self.last_fit = (n_rows, post, buffers)
+        return np.asarray(prop.x), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
 
     def pending(self) -> list[Pending]:
         """The evaluations handed out and not told or cancelled yet, oldest first."""
@@ -471,15 +512,16 @@ class AskTell:
         """Rows of the model's data: the told evaluations, then the failed ones (once a y is told)."""
         return len(self.x) + (len(self.failed) if self.y else 0)
 
-    def _buffers(self, failures: bool = True) -> kernel.Buffers:
+    def _buffers(self, failures: bool = True, presumed=()) -> kernel.Buffers:
         """The data as the model's buffers: the told evaluations, then (``failures``) the
-        failed ones at :meth:`imputed_value`."""
+        failed ones and the ``presumed`` failures at :meth:`imputed_value`."""
         x, z, y = list(self.x), list(self.z), list(self.y)
-        if failures and self.failed and self.y:
+        bad_points = [*self.failed, *presumed] if failures else []
+        if bad_points and self.y:
             bad = self.imputed_value()
-            x += [np.asarray(fx) for fx, _ in self.failed]
-            z += [float(fz) for _, fz in self.failed]
-            y += [bad] * len(self.failed)
+            x += [np.asarray(fx) for fx, _ in bad_points]
+            z += [float(fz) for _, fz in bad_points]
+            y += [bad] * len(bad_points)
         n = len(x)
         return kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), kernel.buffer_size(n))
 
