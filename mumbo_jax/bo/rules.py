@@ -59,7 +59,8 @@ from mumbo_jax.bo.incumbent import incumbent
 from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
-    "Context", "Rule", "RULES", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
+    "Context", "Rule", "RULES", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "CONTRIB_PACKAGE",
+    "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
     "GAINS", "FIDELITY_GRID", "MTBO_POOL", "check_rule", "check_rule_for_task", "rule_for", "target_space",
     "mumbo_alpha", "mumbo_alpha_simpson", "mes_alpha", "random_alpha", "bo_evaluations",
     "mt_ei_fidelity", "mf_gp_ucb_fidelity", "boca_fidelity", "fidelity_choices", "costs_at",

@@ -42,7 +42,8 @@ from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, di
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
            "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
-           "parse_compare_config", "STRATEGY_PRESETS", "DEPRECATED_LABELS", "RUN_SECTIONS", "COMPARE_SECTIONS", "ACQUISITION",
+           "parse_compare_config", "STRATEGY_PRESETS", "DEPRECATED_LABELS", "RUN_SECTIONS", "COMPARE_SECTIONS",
+           "ACQUISITION",
            "read_toml", "check_acquisition", "strategy_misfit", "find_config", "packaged_configs",
            "BUDGET_RULE"]
 
