@@ -154,10 +154,13 @@ def reissue(lost: dict) -> dict:
 
 
 def unfinished(evals: list[dict], issued: list[dict]) -> tuple[list[dict], list[dict]]:
-    """``(lost, owed)``: issued records without a result (lost with a crash), and failed
-    evaluations whose retry or replacement was never issued."""
+    """``(lost, owed)``: issued records without a result and not issued again (lost with
+    a crash), and failed evaluations whose retry or replacement was never issued. An
+    evaluation reissued after one crash is owed by its reissue alone, so a second crash
+    issues it again only if the reissue was lost too."""
     done = {r["id"] for r in evals if "id" in r}
-    lost = [r for r in issued if r["id"] not in done]
+    reissued = {r.get("reissue_of") for r in issued}  # issued again after an earlier crash: its reissue stands for it
+    lost = [r for r in issued if r["id"] not in done and r["id"] not in reissued]
     followed = {r.get("follows") for r in issued}
     owed = [r for r in evals if r["status"] == "failed" and "id" in r and r["id"] not in followed]
     if evals and not issued and evals[-1]["status"] == "failed" and "id" not in evals[-1]:

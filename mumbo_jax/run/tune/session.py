@@ -89,6 +89,19 @@ def _fmt_value(v, spec: str) -> str:
     return format(v, spec) if isinstance(v, float) else str(v)
 
 
+def _first_of_each_evaluation(evals):
+    """``evals`` without a second result of the same evaluation (two results of one
+    issued point: journals written before reissued evaluations were tracked across two
+    crashes); results are matched by point number and attempt."""
+    seen = set()
+    for r in evals:
+        key = (r.get("point"), r.get("attempt"), r.get("source"), r.get("replaces") is not None)
+        if "id" in r and r.get("point") is not None and key in seen:
+            continue
+        seen.add(key)
+        yield r
+
+
 def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False, pending=(), records=None,
            pending_mode: str = "believer", failures: str = "ignore", warm=()):
     """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations,
@@ -101,7 +114,7 @@ def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = Fals
     from mumbo_jax.bo import loop
     from mumbo_jax.gp import models
 
-    ok = [*warm, *(r for r in evals if r["status"] == "ok")]
+    ok = [*warm, *_first_of_each_evaluation(r for r in evals if r["status"] == "ok")]
     params = last_params(evals if records is None else records)
     if params is None:  # plain numpy from the start: the fit then compiles once, not twice
         params = {k: np.asarray(v).tolist() for k, v in models.default_params(task.spec).items()}
