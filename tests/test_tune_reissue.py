@@ -1,5 +1,5 @@
 """An evaluation reissued after one crash is not issued again after a second crash
-once its reissue finished (found by the soak study: it was journaled twice)."""
+once its reissue finished (it would be journaled twice)."""
 
 from mumbo_jax.run.tune import schedule
 from mumbo_jax.run.tune.session import _first_of_each_evaluation
