@@ -5,11 +5,12 @@ What it checks (the answer is written to ``OUT/soak.json`` and printed):
 
 * no finished evaluation is lost: the ``eval`` records journaled before each driver
   kill are, unchanged, the first records of the final journal;
-* none is paid twice: every evaluation id is journaled once, and the objective calls
-  that completed (the objective logs each one, :mod:`experiments.soak_objective`) are
-  one per journaled evaluation (``paid_twice`` counts the extra ones); calls that
-  completed for no journaled evaluation are counted separately
-  (``completed_calls_not_journaled``: work a kill threw away);
+* none is paid twice: every evaluation (its id, and its point number with its attempt)
+  is journaled once, and the objective calls that completed (the objective logs each
+  one, :mod:`experiments.soak_objective`) are one per journaled evaluation
+  (``paid_twice`` counts the extra ones); calls that completed for no journaled
+  evaluation are counted separately (``completed_calls_not_journaled``: work a kill
+  threw away);
 * the run ends with exactly the budgeted number of evaluations.
 
 Setup: one ``dask scheduler`` and ``--workers`` ``dask worker`` processes (no nanny,
@@ -221,6 +222,8 @@ def soak(evaluations: int, workers: int, driver_kills: int, worker_kill_every: f
         "failed": sum(r["status"] == "failed" for r in final),
         "lost_finished": sum(snap != final[:len(snap)] for snap in snapshots),
         "ids_journaled_twice": len(final) - len({r["id"] for r in final}),
+        # one evaluation (point number and attempt; a reissue keeps both) with two results
+        "evaluations_journaled_twice": len(final) - len({(r["point"], r["attempt"]) for r in final}),
         "reused_outcomes": sum(bool(r.get("reused")) for r in final),
         "ok_evaluations_without_a_completed_call": sum(called.get(k, 0) == 0 for k in ok_keys),
         "completed_calls": len(calls),
@@ -230,7 +233,8 @@ def soak(evaluations: int, workers: int, driver_kills: int, worker_kill_every: f
         "in_order": [r["n"] for r in final] == list(range(len(final))),
     }
     findings["passed"] = (findings["evaluations"] == evaluations and findings["lost_finished"] == 0
-                          and findings["ids_journaled_twice"] == 0 and findings["paid_twice"] == 0
+                          and findings["ids_journaled_twice"] == 0 and findings["evaluations_journaled_twice"] == 0
+                          and findings["paid_twice"] == 0
                           and findings["ok_evaluations_without_a_completed_call"] == 0 and findings["in_order"])
     (out / "soak.json").write_text(json.dumps(findings, indent=1) + "\n")
     log(json.dumps({k: v for k, v in findings.items() if k != "sessions"}, indent=1))

@@ -19,5 +19,6 @@ def test_shortened_soak_loses_nothing_and_pays_nothing_twice(tmp_path):
                       seed=1, sleep=0.1, timeout=1200)
     assert found["evaluations"] == 40 and found["driver_kills"] == 1 and found["worker_kills"] >= 1
     assert found["lost_finished"] == 0 and found["ids_journaled_twice"] == 0
+    assert found["evaluations_journaled_twice"] == 0
     assert found["paid_twice"] == 0 and found["ok_evaluations_without_a_completed_call"] == 0
     assert found["passed"]
