@@ -95,6 +95,7 @@ SCRIPT = textwrap.dedent('''
         "mumbo_jax.gp.posterior.incumbent": lambda: posterior.incumbent(post, t),
         "mumbo_jax.gp.posterior.loo_zscores": lambda: posterior.loo_zscores(post),
         "mumbo_jax.gp.posterior.loo_log_density": lambda: posterior.loo_log_density(post),
+        "mumbo_jax.gp.posterior.recondition": lambda: posterior.recondition(post, post.mask),
         "mumbo_jax.gp.posterior.target_joint": lambda: posterior.target_joint(post, xc, t),
         "mumbo_jax.gp.posterior.predict": lambda: posterior.predict(post, xc, zc),
         "mumbo_jax.gp.costmodel.fit_cost": lambda: costmodel.fit_cost(cm, x, x[:, 0], np.exp(y)),

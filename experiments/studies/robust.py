@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAPER_BUDGET = {"currin": 100.0, "borehole": 100.0, "hartmann3": 1000.0, "forrester": 100.0}
 # problem by problem, the comparisons a screen needs most first (a run cut short by time
 # loses the rest)
-ORDER = ("robust", "robust_mes", "ei", "mes", "mumbo", "mt_ei", "mf_gp_ucb", "boca", "robust_mt_ei")
+ORDER = ("robust_mes", "robust", "ei", "mes", "mumbo", "mt_ei", "mf_gp_ucb", "boca", "robust_mt_ei")
 CONTINUOUS_TWO_STAGE = {"mf_gp_ucb": "boca", "robust_mf_gp_ucb": None}
 
 
@@ -114,6 +114,7 @@ def main(argv=None):
     ap.add_argument("--fast", action="store_true", help="cheaper maximiser and fit for every strategy alike")
     ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "robust"))
     ap.add_argument("--jobs", type=int, default=1, help="processes in parallel (one (problem, strategy) each)")
+    ap.add_argument("--first", default="", help="strategies run on every problem before the others")
     ap.add_argument("--one", nargs=2, metavar=("PROBLEM", "STRATEGY"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -142,7 +143,8 @@ def main(argv=None):
             if not (out / f"{p}__{s}.json").exists():
                 jobs.append((p, s))
     rank = {p: i for i, p in enumerate(names)}
-    jobs.sort(key=lambda j: (rank[j[0]], ORDER.index(j[1]) if j[1] in ORDER else len(ORDER)))
+    first = set(args.first.split(",")) if args.first else set(ORDER)
+    jobs.sort(key=lambda j: (j[1] not in first, rank[j[0]], ORDER.index(j[1]) if j[1] in ORDER else len(ORDER)))
     print(f"{len(jobs)} runs to do", flush=True)
     flags = ["--seeds", str(args.seeds), "--incumbent", args.incumbent, "--max-evals", str(args.max_evals),
              "--out", str(out)] + (["--fast"] if args.fast else [])
@@ -150,9 +152,20 @@ def main(argv=None):
     while jobs or running:
         while jobs and len(running) < args.jobs:
             p, s = jobs.pop(0)
-            running.append(subprocess.Popen([sys.executable, __file__, "--one", p, s] + flags))
+            claim = out / f"{p}__{s}.running"
+            if (out / f"{p}__{s}.json").exists():
+                continue
+            try:  # another launcher on the same folder may hold it
+                fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            running.append((subprocess.Popen([sys.executable, __file__, "--one", p, s] + flags), claim))
         time.sleep(0.5)
-        running = [r for r in running if r.poll() is None]
+        for r, claim in running:
+            if r.poll() is not None:
+                claim.unlink(missing_ok=True)
+        running = [(r, c) for r, c in running if r.poll() is None]
 
 
 if __name__ == "__main__":

@@ -177,8 +177,9 @@ def recondition(post: "Posterior", mask, z=None, y=None, extra_noise=None) -> "P
         extra_noise: optional ``[n]`` variances in standardised units added to the rows'
             noise (pseudo-observations known only up to that variance).
 
-    Traceable; O(n^3). Used by :mod:`mumbo_jax.bo.robust` for the target-only model.
+    Traceable; O(n^3). Used by :mod:`mumbo_jax.gp.reliability` for the target-only model.
     """
+    require_x64("calling posterior.recondition")
     z = post.z if z is None else z
     y = post.y if y is None else y
     mask = jnp.asarray(mask, post.mask.dtype)
