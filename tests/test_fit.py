@@ -96,3 +96,13 @@ def test_fit_rejects_bad_arguments():
         fit.fit_params(spec, x[:, :1], z, y, jax.random.PRNGKey(0), n_restarts=0)
     with pytest.raises(ValueError, match="non-finite"):
         fit.fit_params(spec, x[:, :1], z, np.where(np.arange(10) == 2, np.inf, y), jax.random.PRNGKey(0))
+
+
+def test_fit_names_rows_outside_the_models_box():
+    spec = models.icm_model([(0.0, 1.0)] * 2, 2)
+    x = np.array([[0.1, 0.2], [0.5, 0.5], [10.0, 0.3], [0.2, 0.9]])
+    z = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match=r"rows \[2\] lie outside the model's box"):
+        fit.fit(spec, x, z, np.arange(4.0), jax.random.PRNGKey(0), n_restarts=1, max_iter=2)
+    # padding rows (mask 0) may hold anything
+    models.check_in_box(spec, x, mask=np.array([1, 1, 0, 1]))

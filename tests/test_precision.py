@@ -33,7 +33,7 @@ EXEMPT = {
                             "ar1_model", "product_model", "fabolas_model", "basis_model", "basis_size", "basis_chol",
                             "default_params", "random_params", "build_kernel", "noise_variances",
                             "signal_variances", "log_prior", "Scaling", "make_scaling", "scale_inputs",
-                            "check_inputs", "check_data"},
+                            "check_inputs", "check_in_box", "check_data"},
     "mumbo_jax.gp.fitting": {"lbfgs", "restart_inits", "starts_batching"},
     "mumbo_jax.gp.linalg": {"BASE_BLOCK", "tri_inv", "lower_gram"},
     "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior",

@@ -287,6 +287,7 @@ def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter:
     """Fit hyper-parameters (see :func:`fit_params`) and condition: a ready posterior."""
     require_x64("calling fitting.fit")
     x, z, y, mask = models.check_data(spec, x, z, y, mask)
+    models.check_in_box(spec, x, mask)
     scaling = models.make_scaling(spec, y, mask)
     params, _, _ = fit_params(spec, x, z, y, key, mask, n_restarts, max_iter, tol, scaling)
     return posterior.condition(spec, params, x, z, y, mask, scaling)

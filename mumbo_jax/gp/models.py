@@ -45,7 +45,7 @@ __all__ = [
     "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "ModelSpec", "check_bounds", "icm_model", "ar1_model",
     "product_model", "fabolas_model", "icm_disc_model", "icm_kappa", "discrepancy_variance", "absorb_target_floor", "basis_model", "basis_size", "basis_chol", "default_params",
     "random_params", "build_kernel", "noise_variances", "signal_variances", "log_prior", "Scaling",
-    "make_scaling", "scale_inputs", "check_inputs", "check_data",
+    "make_scaling", "scale_inputs", "check_inputs", "check_in_box", "check_data",
 ]
 
 KINDS = ("icm", "ar1", "product", "fabolas", "linear_basis", "task_basis", "icm_disc")
@@ -450,6 +450,21 @@ def check_inputs(spec: ModelSpec, x, z, name_x="x", name_z="z"):
         if not np.all(np.isfinite(zn)) or np.any(zn < lo) or np.any(zn > hi):
             raise ValueError(f"{name_z}: continuous fidelity outside its bounds [{lo}, {hi}]")
     return x, z
+
+
+def check_in_box(spec: ModelSpec, x, mask=None, name: str = "x"):
+    """ValueError naming the rows of concrete ``x [n, d]`` (those with mask > 0) that lie
+    outside the model's box by more than 1e-9 of its width (traced inputs pass)."""
+    if isinstance(x, jax.core.Tracer) or isinstance(mask, jax.core.Tracer):
+        return
+    b = np.asarray(spec.bounds, float)
+    xn = np.asarray(x, float).reshape(-1, b.shape[0])
+    live = np.ones(xn.shape[0], bool) if mask is None else np.asarray(mask) > 0
+    tol = 1e-9 * (b[:, 1] - b[:, 0])
+    out = np.nonzero(live & np.any((xn < b[:, 0] - tol) | (xn > b[:, 1] + tol), axis=1))[0]
+    if out.size:
+        raise ValueError(f"{name} rows {out[:10].tolist()} lie outside the model's box {b.tolist()}; the model "
+                         "scales inputs to its box, so fit on the box the data come from")
 
 
 def check_data(spec: ModelSpec, x, z, y, mask=None):
