@@ -18,7 +18,7 @@ from mkdocs.structure.files import File
 PACKAGE = "mumbo_jax"
 DOCS = pathlib.Path(__file__).resolve().parents[1]
 # optional pages written by others: put into the nav when they exist
-OPTIONAL_HOWTO = [("Long runs and resuming", "howto/long-runs.md"), ("A robust default", "howto/robust.md")]
+OPTIONAL_HOWTO = [("Long runs and resuming", "howto/long-runs.md"), ("Unreliable cheap sources", "howto/robust.md")]
 RULE_PAGES = ("tutorials/decision-rule.md", "tutorials/own-rule.md", "howto/decision-rule.md",
               "howto/write-a-rule.md", "howto/decision-rules.md", "tutorials/rules.md")
 

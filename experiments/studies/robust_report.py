@@ -230,6 +230,21 @@ def plot(runs, png: Path):
     fig.savefig(png, dpi=110)
 
 
+SUMMARY_MARKERS = ("<!-- robust-summary: experiments/studies/robust_report.py -->", "<!-- /robust-summary -->")
+
+
+def with_summary(text: str, summary_lines) -> str:
+    """``text`` with the lines between :data:`SUMMARY_MARKERS` replaced by the summary."""
+    start, end = SUMMARY_MARKERS
+    head, sep, rest = text.partition(start)
+    if not sep:
+        raise ValueError(f"no {start} marker")
+    _, sep2, tail = rest.partition(end)
+    if not sep2:
+        raise ValueError(f"no {end} marker")
+    return head + start + "\n" + "\n".join(summary_lines) + "\n" + end + tail
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT / "docs" / "data" / "robust"))
@@ -237,9 +252,14 @@ def main(argv=None):
     ap.add_argument("--baselines", default="ei,mes,mumbo,mt_ei,mf_gp_ucb,boca")
     ap.add_argument("--md", default=str(ROOT / "docs" / "results" / "robust.md"))
     ap.add_argument("--png", default=str(ROOT / "docs" / "results" / "robust.png"))
+    ap.add_argument("--results", default=str(ROOT / "docs" / "RESULTS.md"),
+                    help="a page whose robust-summary markers get the summary table ('' for none)")
     args = ap.parse_args(argv)
-    verdicts, _ = render(load(Path(args.data)), args.reference, args.baselines.split(","), Path(args.md),
-                         Path(args.png))
+    runs = load(Path(args.data))
+    verdicts, _ = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
+    if args.results:
+        page = Path(args.results)
+        page.write_text(with_summary(page.read_text(), analyse(runs, args.reference, args.baselines.split(","))[1]))
     counts = defaultdict(int)
     for _, other, _, v, _, _ in verdicts:
         counts[(other, v)] += 1
