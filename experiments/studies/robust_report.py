@@ -186,7 +186,7 @@ def summary_table(summary, verdicts, reference, baselines):
         if reference not in st:
             continue
         r = st[reference]
-        two = [(med(st[b]), b) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in st]
+        two = [(med(st[b]), b) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in st and np.isfinite(med(st[b]))]
         two_best = min(two) if two else (math.nan, "-")
         two_verdicts = [verdict(problem, b) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in st]
         two_v = "worse" if "worse" in two_verdicts else ("better" if "better" in two_verdicts else
