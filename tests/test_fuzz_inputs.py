@@ -49,7 +49,7 @@ RUN_KEYS = [f.name for f in run_config.RUN.fields] + ["bogus"]
 ACQ_KEYS = [f.name for f in run_config.ACQUISITION.fields][:12]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(run=st.dictionaries(st.sampled_from(RUN_KEYS), values, max_size=6),
        acq=st.dictionaries(st.sampled_from(ACQ_KEYS), values, max_size=3),
        base=st.booleans())
@@ -62,7 +62,7 @@ def test_run_config_schema(run, acq, base):
     check_library_error(lambda: run_config.parse_config(data))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(section=st.sampled_from(["objective", "parameters", "fidelity", "budget", "run", "workers", "acquisition",
                                 "bogus"]),
        table=st.dictionaries(st.sampled_from(["low", "high", "log", "kind", "costs", "values", "bounds", "target",
@@ -76,7 +76,7 @@ def test_tune_config_schema(section, table, replace):
     check_library_error(lambda: parse_tune_config(data))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(compare=st.dictionaries(st.sampled_from(["problem", "budget", "strategies", "seeds", "max_evals", "out",
                                                 "model", "bogus"]), values, max_size=5),
        strategies=st.dictionaries(st.text(max_size=6), values, max_size=2))
@@ -119,7 +119,7 @@ def check_value_error(call):
         raise AssertionError("".join(traceback.format_exception(e))) from e
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(x=arrays, z=arrays, y=arrays, cost=arrays, what=st.sampled_from(["tell", "tell_failure", "cancel"]))
 def test_tell_any_input(opt_state, x, z, y, cost, what):
@@ -133,7 +133,7 @@ def test_tell_any_input(opt_state, x, z, y, cost, what):
         check_value_error(lambda: fresh.cancel(x, z))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(["seed", "x", "z", "y", "costs", "params", "pending", "design_done", "asked_told",
                             "failed", "extra"]),

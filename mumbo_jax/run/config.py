@@ -396,6 +396,9 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
     if len(set(labels)) != len(labels):
         fail(f"[compare] strategies: duplicate labels in {labels}")
     tables = data.get("strategies", {})
+    for label in list(labels) + list(tables):
+        if not isinstance(label, str) or not label.strip() or not label.isprintable():
+            fail(f"strategy labels must be printable, non-empty names, got {label!r}")
     for label, table in tables.items():
         if not isinstance(table, dict):
             fail(f"[strategies] {label!r} must be a table [strategies.{label}], got {type(table).__name__}")
