@@ -24,7 +24,7 @@ os.environ["MUMBO_JAX_CACHE"] = "off"
 import pytest
 
 FILE_SECONDS = {
-    "test_loop.py": 132, "test_gibbon.py": 83, "test_sharding.py": 76, "test_nuts.py": 74, "test_optimize.py": 70,
+    "test_loop.py": 132, "test_robust.py": 110, "test_gibbon.py": 83, "test_sharding.py": 76, "test_nuts.py": 74, "test_optimize.py": 70,
     "test_strategies.py": 66, "test_costmodel.py": 63, "test_tuning.py": 63, "test_readme.py": 62, "test_fit.py": 56,
     "test_hpo.py": 53, "test_maxvalue.py": 53, "test_acquisitions.py": 52, "test_fit_dense.py": 52,
     "test_problems.py": 51, "test_batch.py": 49, "test_posterior.py": 46, "test_tuning_async.py": 43,
