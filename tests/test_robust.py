@@ -90,7 +90,7 @@ def test_the_comparison_tells_a_faithful_source_from_an_unrelated_one():
     rng = np.random.default_rng(3)
     unrelated = _setup(n=22, cheap=lambda x: rng.normal(size=len(x)))[-1]
     assert float(reliability.loo_advantage(faithful, target)) > 0
-    model, mf = reliability.better_model(unrelated, target)
+    model, mf, _ = reliability.better_model(unrelated, target)
     if float(reliability.loo_advantage(unrelated, target)) < 0:  # the target-only model is then chosen
         assert not bool(mf)
         np.testing.assert_array_equal(np.asarray(model.mask), np.asarray(reliability.target_rows(unrelated, target)))
@@ -145,7 +145,7 @@ def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
     state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(5), np.ones(5)].astype(int), 10)
     post, _ = kernel.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
     x, mu, sd = kernel.recommend(task, post, state.buffers.x, "robust", False)
-    model, _ = reliability.better_model(post, task.target)
+    model, _, _ = reliability.better_model(post, task.target)
     i, best = incumbent.incumbent(model, task.target, "target")
     measured = np.any(np.all(np.abs(np.asarray(state.buffers.x[:5]) - np.asarray(x)) < 1e-12, axis=1))
     if not measured:  # a jump needs the lower bound (sd widened by the model's own scale) above the best

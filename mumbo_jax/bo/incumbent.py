@@ -182,7 +182,7 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
 
 def _recommend_robust(post, target, bounds, rows_x, calibrate):
     """The ``"robust"`` rule of :func:`recommend` (see the module docstring)."""
-    model, _ = reliability.better_model(post, target)
+    model, _, sf = reliability.better_model(post, target)
     i, best = incumbent(model, target, "target")  # the best mean among the x measured at the target
     x = rows_x[i]
     scale = interval_scale(model, target)
@@ -195,7 +195,6 @@ def _recommend_robust(post, target, bounds, rows_x, calibrate):
 
     # both models must be sure: an ICM that fits a cheap source as decisive can be
     # confidently wrong where the target was never measured, as its own LOO may not show
-    sf = reliability.target_only(post, target)
     sure = (lower_bound(model, scale) > best) & (lower_bound(sf, interval_scale(sf, target)) > best)
     x = jnp.where(sure, found.x, x)
     mu, var = posterior.target_moments(model, x[None], target)

@@ -45,7 +45,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from mumbo_jax.acquisition import acquisitions, baselines, maxvalue
+from mumbo_jax.acquisition import baselines, maxvalue
 from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, posterior
@@ -79,35 +79,26 @@ def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_desi
     return posterior.recondition(post, on | cheap, z, y, extra)
 
 
-def _internal_z(post: posterior.Posterior, z):
-    """Raw fidelities ``[M]`` to the kernel's units (indices or [0, 1])."""
-    if post.spec.discrete:
-        return jnp.asarray(z).astype(jnp.int32)
-    s = post.scaling
-    return (jnp.asarray(z, float) - s.z_lower) / s.z_width
-
-
 def explained(post: posterior.Posterior, target: posterior.Target, x_q, z_q, x_t) -> jax.Array:
     """``[M]`` rho^2: the share of the posterior variance of g(x_t [d]) that a noisy
     observation y(x_q [M, d], z_q [M]) would explain (single-fidelity targets). Squared
     correlation of the joint posterior, in [0, 1)."""
     post = marginal.first(post)
     kernel = posterior.Masked(models.build_kernel(post.spec, post.params))
-    s = post.scaling
     zt = posterior.internal_target(post, target)[0]
     train = (post.x, post.z, post.mask)
-    xt = (x_t - s.x_lower) / s.x_width
+    xq_unit, zq_unit = models.scale_inputs(post.spec, post.scaling, x_q, z_q)
+    xt = models.scale_inputs(post.spec, post.scaling, x_t, zt)[0]
 
     def one(xq, zq):
-        pts = (jnp.stack([(xq - s.x_lower) / s.x_width, xt]), jnp.stack([zq, jnp.asarray(zt, zq.dtype)]),
-               jnp.ones(2))
+        pts = (jnp.stack([xq, xt]), jnp.stack([zq, jnp.asarray(zt, zq.dtype)]), jnp.ones(2))
         v = post.chol_inv @ kernel(train, pts)  # [n, 2]
         cov = kernel(pts, pts) - v.T @ v
         var_y = jnp.maximum(cov[0, 0], 0.0) + post.noise[posterior.noise_index(post.spec, zq)]
         var_g = jnp.maximum(cov[1, 1], 1e-300)
         return jnp.clip(jnp.square(cov[0, 1]) / jnp.maximum(var_y * var_g, 1e-300), 0.0, 1.0 - 1e-12)
 
-    return jax.vmap(one)(x_q, _internal_z(post, z_q))
+    return jax.vmap(one)(xq_unit, zq_unit)
 
 
 def cheap_spend(ctx: rules.Context):
@@ -129,11 +120,6 @@ def cheap_spend(ctx: rules.Context):
 TARGET_RULES = ("ei", "mes")  # the target-only rules a robust rule can be backed by
 
 
-def _mes_of_g(post, target, gstar, x, z):
-    mu, var = posterior.target_moments(post, x, target)
-    return acquisitions.mes_gain(mu, var, gstar)
-
-
 def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule: str = "ei") -> jax.Array:
     """``[d]`` the target-only rule's choice on ``sf``, maximised with the run's own
     maximiser settings: ``"ei"``, EI of g over the best posterior mean of ``sf`` at its
@@ -143,7 +129,7 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
     if target_rule == "mes":
         n_grid = maxvalue.default_grid_size(task.spec.dim, "gumbel")
         gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, s.n_gstar, "gumbel", n_grid)
-        acq = jax.tree_util.Partial(_mes_of_g, sf, task.target, gstar)
+        acq = jax.tree_util.Partial(rules.mes_alpha, sf, task.target, gstar)
     else:
         eta = posterior.incumbent(sf, task.target)[1]
         acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)

@@ -44,25 +44,28 @@ def target_only(post: posterior.Posterior, target: posterior.Target) -> posterio
     return posterior.recondition(post, target_rows(post, target))
 
 
-def loo_advantage(post: posterior.Posterior, target: posterior.Target) -> jax.Array:
+def loo_advantage(post: posterior.Posterior, target: posterior.Target, sf=None) -> jax.Array:
     """Scalar: the summed leave-one-out log predictive density of the target's
     observations under the multi-fidelity model minus the same under
     :func:`target_only` (standardised units). >= 0: the cheap data help predict the
     target; < 0: they mislead. 0 while no row is at the target; -inf if either model's
-    densities are not finite (a broken comparison never trusts the cheap data)."""
+    densities are not finite (a broken comparison never trusts the cheap data). ``sf``:
+    :func:`target_only`'s posterior when the caller has it already."""
     post = marginal.first(post)
     on = target_rows(post, target)
-    diff = posterior.loo_log_density(post) - posterior.loo_log_density(target_only(post, target))
+    sf = target_only(post, target) if sf is None else sf
+    diff = posterior.loo_log_density(post) - posterior.loo_log_density(sf)
     total = jnp.sum(jnp.where(on, diff, 0.0))
     return jnp.where(jnp.isfinite(total), total, -jnp.inf)
 
 
 def better_model(post: posterior.Posterior, target: posterior.Target):
-    """``(model, multi_fidelity)``: the posterior that predicts the target's own
-    observations better (the multi-fidelity one on a tie) and whether it is the
-    multi-fidelity one (a traced bool). Both share buffers and shapes, so the choice is
-    an elementwise select and stays traceable."""
+    """``(model, multi_fidelity, target_only_model)``: the posterior that predicts the
+    target's own observations better (the multi-fidelity one on a tie), whether it is
+    the multi-fidelity one (a traced bool), and :func:`target_only`'s posterior. Both
+    share buffers and shapes, so the choice is an elementwise select and stays
+    traceable."""
     post = marginal.first(post)
-    use_mf = loo_advantage(post, target) >= 0.0
     sf = target_only(post, target)
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(use_mf, a, b), post, sf), use_mf
+    use_mf = loo_advantage(post, target, sf) >= 0.0
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(use_mf, a, b), post, sf), use_mf, sf
