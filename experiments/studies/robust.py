@@ -41,7 +41,9 @@ ORDER = ("robust_mes", "robust", "ei", "mes", "mumbo", "mt_ei", "mf_gp_ucb", "bo
 CONTINUOUS_TWO_STAGE = {"mf_gp_ucb": "boca", "robust_mf_gp_ucb": None}
 
 
-def _budget(problem: str) -> float:
+def _budget(problem: str, override: float | None = None) -> float:
+    if override:
+        return float(override)
     if problem in PAPER_BUDGET:
         return PAPER_BUDGET[problem]
     import tomllib
@@ -49,7 +51,8 @@ def _budget(problem: str) -> float:
     return float(cfg["run"]["budget"])
 
 
-def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_evals: int, fast: bool) -> dict:
+def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_evals: int, fast: bool,
+            budget: float | None = None) -> dict:
     import jax
     jax.config.update("jax_enable_x64", True)
     import numpy as np
@@ -64,7 +67,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
     levers = dict(n_candidates=500, n_polish_steps=15, fit_max_iter=30) if fast else {}
     settings = BOSettings(strategy=strategy, incumbent_rule=incumbent, **levers)
-    budget = _budget(problem)
+    budget = _budget(problem, budget)
     clock = StepClock()
     t0 = time.time()
     h = run_compiled(bench, task, budget, seeds, settings, max_evals=max_evals, clock=clock)
@@ -111,6 +114,8 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--incumbent", default="robust")
     ap.add_argument("--max-evals", type=int, default=150)
+    ap.add_argument("--budget", type=float, default=None,
+                    help="cost budget for every problem (default: the paper's or the config's)")
     ap.add_argument("--fast", action="store_true", help="cheaper maximiser and fit for every strategy alike")
     ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "robust"))
     ap.add_argument("--jobs", type=int, default=1, help="processes in parallel (one (problem, strategy) each)")
@@ -122,7 +127,7 @@ def main(argv=None):
     seeds = list(range(args.seeds))
     if args.one:
         problem, strategy = args.one
-        rec = run_one(problem, strategy, seeds, args.incumbent, args.max_evals, args.fast)
+        rec = run_one(problem, strategy, seeds, args.incumbent, args.max_evals, args.fast, args.budget)
         path = out / f"{problem}__{strategy}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(rec))
@@ -147,7 +152,8 @@ def main(argv=None):
     jobs.sort(key=lambda j: (j[1] not in first, rank[j[0]], ORDER.index(j[1]) if j[1] in ORDER else len(ORDER)))
     print(f"{len(jobs)} runs to do", flush=True)
     flags = ["--seeds", str(args.seeds), "--incumbent", args.incumbent, "--max-evals", str(args.max_evals),
-             "--out", str(out)] + (["--fast"] if args.fast else [])
+             "--out", str(out)] + (["--fast"] if args.fast else []) + (
+        ["--budget", str(args.budget)] if args.budget else [])
     running: list = []
     while jobs or running:
         while jobs and len(running) < args.jobs:

@@ -37,13 +37,18 @@ name                   d    fidelities  costs                   sense optimum
 ``park``               4    2           10, 1                   max   25.589254
 ``branin_aug``         2    2           10, 1                   min   0.397887
 ``perdikaris``         1    2           10, 1                   min   -1.352006
+``park91b``            4    2           10, 1                   min   0.666667
+``branin_ackley``      2    2           10, 1                   min   0.397887
 =====================  ===  ==========  ======================  ====  ==============
 
 ``park`` (Park 1991, fidelities of Xiong et al. 2013) and ``branin_aug`` (Wu et al.
-2019's augmented Branin at s = 1, 0.5) are not in the MUMBO paper (issue 13): a
+2019's augmented Branin at s = 1, 0.5) are not in the MUMBO paper: a
 near-perfectly correlated cheap fidelity, and a correlated one with its optimum elsewhere;
 ``perdikaris`` (Perdikaris et al. 2017's nonlinear pair) has a cheap fidelity that
-determines the target but is linearly uncorrelated with it (-0.10).
+determines the target but is linearly uncorrelated with it (-0.10); ``park91b`` (Park's
+second function, Xiong et al.'s affine cheap fidelity) a perfectly correlated one;
+``branin_ackley`` (after Mikkola et al. 2023) an unrelated one. These five form the
+``heldout`` suite: the robust rule's test problems, not used while it was tuned.
 
 The ``unreliable`` suite (module :mod:`~mumbo_jax.benchmarks.problems.unreliable`) adds ten
 literature problems, none in the paper, each with one cheap source of cost 1 against the
@@ -67,7 +72,7 @@ Example
 """
 
 
-from mumbo_jax.benchmarks.problems.literature import branin_aug, park, perdikaris
+from mumbo_jax.benchmarks.problems.literature import branin_ackley, branin_aug, park, park91b, perdikaris
 from mumbo_jax.benchmarks.problems.paper import (
     borehole, currin, currin_continuous, forrester, hartmann3, hartmann6, rosenbrock,
 )
@@ -86,7 +91,7 @@ __all__ = [
     "Problem", "PROBLEMS", "get_problem", "objective", "target_value", "cost", "noise_variance",
     "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
     "forrester", "currin", "hartmann3", "hartmann6", "borehole", "rosenbrock", "park", "branin_aug",
-    "perdikaris", "currin_continuous",
+    "perdikaris", "park91b", "branin_ackley", "currin_continuous",
     "SUITES", "suite", "SOURCE_KIND",
     "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable", "unrel_branin_anti",
     "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask", "unrel_currin_negated",

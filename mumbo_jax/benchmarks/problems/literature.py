@@ -1,4 +1,8 @@
-"""Multi-fidelity problems from the literature that are NOT in the MUMBO paper (issue 13)."""
+"""Multi-fidelity problems from the literature that are NOT in the MUMBO paper.
+
+Five of them form the ``heldout`` suite (:data:`mumbo_jax.benchmarks.problems.SUITES`):
+problems on which the robust rule was not tuned, run once after it was frozen.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,9 @@ import numpy as np
 
 from mumbo_jax.benchmarks.problems.problem import Array, eval_discrete, switch_core
 
-__all__ = ["park", "branin_aug", "perdikaris"]
+__all__ = ["park", "park91b", "branin_aug", "branin_ackley", "perdikaris"]
 
 
-# --------------------------------------------------------------------------
-# Problems from the literature that are NOT in the MUMBO paper (issue 13)
-# --------------------------------------------------------------------------
 def _park_high(x: Array) -> Array:
     # x1/2 (sqrt(1 + (x2 + x3^2) x4 / x1^2) - 1) written as (sqrt(x1^2 + a) - x1) / 2,
     # equal for x1 > 0 and finite (with finite gradients) at x1 = 0
@@ -96,3 +97,52 @@ def perdikaris(x: Array, z) -> Array:
     say almost nothing, and a rule that trusts them anyway loses to target-only search.
     """
     return eval_discrete(_perdikaris_core, x, z, 1, 2, "perdikaris")
+
+
+def _park91b_high(x: Array) -> Array:
+    return 2.0 / 3.0 * jnp.exp(x[0] + x[1]) - x[3] * jnp.sin(x[2]) + x[2]
+
+
+_park91b_core = switch_core((_park91b_high, lambda x: 1.2 * _park91b_high(x) - 1.0))
+
+
+def park91b(x: Array, z) -> Array:
+    r"""Park's (1991) second function with the cheap fidelity of Xiong, Qian & Wu (2013),
+    ``x in [0, 1]^4``:
+
+    .. math::
+        f(x, 0) = \tfrac{2}{3} e^{x_1 + x_2} - x_4 \sin x_3 + x_3, \qquad
+        f(x, 1) = 1.2 f(x, 0) - 1
+
+    Minimised (optimum 2/3 on the edge ``x1 = x2 = x3 = 0``, any ``x4``: there
+    ``x3 - x4 sin x3 >= x3 - sin x3 >= 0`` vanishes). Costs 10, 1. RELIABLE: the cheap
+    source is an exact affine map of the target (correlation 1).
+    """
+    return eval_discrete(_park91b_core, x, z, 4, 2, "park91b")
+
+
+def _ackley(x: Array) -> Array:
+    d = x.shape[0]
+    return (-20.0 * jnp.exp(-0.2 * jnp.sqrt(jnp.sum(x**2) / d + 1e-300))
+            - jnp.exp(jnp.sum(jnp.cos(2.0 * np.pi * x)) / d) + 20.0 + np.e)
+
+
+_branin_ackley_core = switch_core((lambda x: _branin_aug(x, 1.0), _ackley))
+
+
+def branin_ackley(x: Array, z) -> Array:
+    r"""Branin with an unrelated cheap source, the 2-D Ackley function, after the
+    "Branin with Ackley" auxiliary of Mikkola, Martinelli, Filstroff & Kaski (2023,
+    AISTATS; their ``BraninMultiple``, here unnormalised, one source only),
+    ``x in [-5, 10] x [0, 15]``:
+
+    .. math::
+        f(x, 0) = \mathrm{Branin}(x), \qquad
+        f(x, 1) = -20 e^{-0.2\sqrt{(x_1^2 + x_2^2)/2}} - e^{(\cos 2\pi x_1 + \cos 2\pi x_2)/2}
+            + 20 + e
+
+    Minimised (Branin's 0.397887 at (pi, 2.275) and two other minimisers). Costs 10, 1.
+    UNRELIABLE, unrelated: the cheap source's minimiser (0, 0) has target value 55.6, and
+    the two are nearly uncorrelated over the box.
+    """
+    return eval_discrete(_branin_ackley_core, x, z, 2, 2, "branin_ackley")
