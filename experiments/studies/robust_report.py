@@ -230,12 +230,16 @@ def plot(runs, png: Path):
     fig.savefig(png, dpi=110)
 
 
-SUMMARY_MARKERS = ("<!-- robust-summary: experiments/studies/robust_report.py -->", "<!-- /robust-summary -->")
+def summary_markers(name: str = "robust-summary") -> tuple[str, str]:
+    """The comment lines around a rendered summary called ``name`` in a page."""
+    return f"<!-- {name}: experiments/studies/robust_report.py -->", f"<!-- /{name} -->"
 
 
-def with_summary(text: str, summary_lines) -> str:
-    """``text`` with the lines between :data:`SUMMARY_MARKERS` replaced by the summary."""
-    start, end = SUMMARY_MARKERS
+
+
+def with_summary(text: str, summary_lines, name: str = "robust-summary") -> str:
+    """``text`` with the lines between the markers of ``name`` replaced by the summary."""
+    start, end = summary_markers(name)
     head, sep, rest = text.partition(start)
     if not sep:
         raise ValueError(f"no {start} marker")
@@ -253,13 +257,16 @@ def main(argv=None):
     ap.add_argument("--md", default=str(ROOT / "docs" / "results" / "robust.md"))
     ap.add_argument("--png", default=str(ROOT / "docs" / "results" / "robust.png"))
     ap.add_argument("--results", default=str(ROOT / "docs" / "RESULTS.md"),
-                    help="a page whose robust-summary markers get the summary table ('' for none)")
+                    help="a page whose --marker comments get the summary table ('' for none)")
+    ap.add_argument("--marker", default="robust-summary",
+                    help="name of the marker pair around the summary (robust-heldout-summary for the test problems)")
     args = ap.parse_args(argv)
     runs = load(Path(args.data))
     verdicts, _ = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
     if args.results:
         page = Path(args.results)
-        page.write_text(with_summary(page.read_text(), analyse(runs, args.reference, args.baselines.split(","))[1]))
+        page.write_text(with_summary(page.read_text(), analyse(runs, args.reference, args.baselines.split(","))[1],
+                                     args.marker))
     counts = defaultdict(int)
     for _, other, _, v, _, _ in verdicts:
         counts[(other, v)] += 1

@@ -1,4 +1,4 @@
-"""Synchronous batches: q evaluations chosen per BO step (issue 11).
+"""Synchronous batches: q evaluations chosen per BO step.
 
 A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
 before any of them is evaluated; the q evaluations run together (q workers) and are

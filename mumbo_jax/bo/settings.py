@@ -52,13 +52,13 @@ class BOSettings:
         fit_ftol: > 0: each L-BFGS start also stops when an iteration lowers the
             objective by at most fit_ftol relative (scipy's ftol test, e.g. 1e-9). 0 (the
             default): no such test. Off because it changed some runs' decisions (no loss
-            in issue 10's seed study) without a measured gain in a decision's time
+            in the refit seed study) without a measured gain in a decision's time
             (experiments/performance/bench_decision.py).
         full_refit_every: refits at BO steps k with k % full_refit_every == 0 (and an
             ask/tell refit from the default hyper-parameters) run all fit_restarts starts;
             the others run L-BFGS from the previous hyper-parameters only (a warm start).
-            1 (the default): every refit is full. Off because issue 10's seed study
-            (README, Speed) found warm-only refits leave Forrester seeds at the local
+            1 (the default): every refit is full. Off because the refit seed study
+            found warm-only refits leave Forrester seeds at the local
             optimum: the fresh start from the defaults is what gets them out.
         refit_every: refit the hyper-parameters at BO steps k with
             ``k % refit_every == 0``; the steps between condition on all the data with the
@@ -74,7 +74,7 @@ class BOSettings:
         incumbent_rule: how the recommendation is chosen (:mod:`mumbo_jax.bo.incumbent`):
             ``"global"`` (the default: the maximiser of the posterior mean of g over the
             whole box, evaluated or not), ``"mean"`` (the evaluated x with the best
-            posterior mean of g, the paper's protocol and the default before issue 13),
+            posterior mean of g, the paper's protocol),
             ``"target"`` (the best mean among x evaluated at the target itself; all x
             while none is), ``"lcb"`` (the evaluated x with the best mu_g - 2 sd_g) or
             ``"global_lcb"`` (the maximiser of mu_g - 2 sd_g over the box, evaluated x
@@ -90,17 +90,17 @@ class BOSettings:
             the model's own sd. Decisions do not depend on it.
         protect_target: rules that choose a fidelity: when the recommended x (by
             ``incumbent_rule``) has never been evaluated at the target, evaluate it there
-            instead of the acquisition's choice. Off by default (issue 13's ablation
+            instead of the acquisition's choice. Off by default (the ablation
             found no gain on 3-seed screens).
         boundary_frac: fraction in [0, 1] of the maximiser's random candidates moved onto
             the box's faces, edges and corners (:func:`mumbo_jax.bo.optimize.snap_to_faces`);
-            0.25 by default (0: uniform candidates only, as before issue 13).
+            0.25 by default (0: uniform candidates only).
         local_frac: fraction in [0, 1] of the maximiser's random candidates drawn near the
             best evaluated x (:func:`mumbo_jax.bo.optimize.near_anchors`, the
             :data:`mumbo_jax.bo.strategies.N_ANCHORS` best posterior means of g), at
             several scales; 0.25 by default. ``boundary_frac + local_frac <= 1``.
             The three defaults (global recommendation, face and local candidates) are
-            issue 13's measured combination: README, "Decision quality".
+            the measured combination: docs/RESULTS.md, "Levers tried".
         batch_size: evaluations chosen per BO step by the compiled loop
             (:func:`mumbo_jax.bo.compiled.run_compiled`; synchronous batches,
             :mod:`mumbo_jax.bo.batch`). 1 (the default): one evaluation per step.
@@ -130,7 +130,7 @@ class BOSettings:
             samples from their posterior (:func:`mumbo_jax.gp.marginal.nuts_samples`);
             with the MAP as sample 0 the S posteriors are conditioned in one vmap, g* is
             sampled under each (each on 1/S of the default grid), the acquisition is averaged over them and the
-            recommendation uses the mixture's moments (issue 13, lever 2). Rules that
+            recommendation uses the mixture's moments. Rules that
             sample g* only (``mumbo``, ``mes``), one evaluation per step.
         target_floor_cv: 0 (the default): the task's model is fitted as it is. ``f > 0``
             (ICM kinds): every refit also fits the model with the target's own variance

@@ -82,7 +82,7 @@ class ICMDiscrepancy(kernels.Kernel):
     coregionalisation): k((x,i),(x',j)) = k_X(x,x') B[i,j] + [i = j = 0] k_D(x,x').
 
     The discrepancy has its own lengthscales and variance, so the target's departure
-    from the cheap fidelities is modelled instead of fitted away (issue 13).
+    from the cheap fidelities is modelled instead of fitted away.
 
     Attributes:
         kx: shared kernel on x.

@@ -1,7 +1,7 @@
 r"""Hyper-parameter marginalisation: NUTS samples and the mixture they define.
 
 A point estimate (MAP) of the hyper-parameters theta makes the ICM overconfident that a
-cheap fidelity equals the target (issue 13: the target-specific variance fits to ~0).
+cheap fidelity equals the target (the target-specific variance fits to ~0).
 FABOLAS-style marginalisation replaces it by S samples theta_s ~ p(theta | D), drawn by
 BlackJAX's NUTS (Stan's window adaptation of the step size and a diagonal mass matrix,
 then NUTS draws), started at the MAP:

@@ -21,8 +21,8 @@ Seven kinds:
 
 ``ModelSpec.target_floor`` (ICM kinds) keeps the target's own variance from vanishing:
 ``icm`` adds ``target_floor * (W W^T)_00`` to kappa_0, ``icm_disc`` to the discrepancy's
-variance, so no cheap fidelity can be fitted as perfectly correlated with the target
-(issue 13). Off by default everywhere (:data:`DEFAULT_TARGET_FLOOR`); the benchmarks'
+variance, so no cheap fidelity can be fitted as perfectly correlated with the target.
+Off by default everywhere (:data:`DEFAULT_TARGET_FLOOR`); the benchmarks'
 tasks and the ``run`` / ``compare`` / ``tune`` configs take it as ``target_floor``
 (docs/RESULTS.md, "A floor under the target's own variance").
 
@@ -54,7 +54,7 @@ ICM_KINDS = ("icm", "icm_disc")
 # The target-specific share of an ICM's target variance in the benchmarks' tasks and the
 # CLI when none is given: 0, the paper's plain ICM. A 1 % floor lowered the regret on the
 # two-fidelity problems and the literature pair but raised it 50-fold on Rosenbrock (cost
-# ratio 1000), where the cheap fidelity is nearly exact (docs/RESULTS.md, issue 13).
+# ratio 1000), where the cheap fidelity is nearly exact (docs/RESULTS.md, "Levers tried").
 DEFAULT_TARGET_FLOOR = 0.0
 BASIS_KINDS = ("linear_basis", "task_basis")
 
