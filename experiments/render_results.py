@@ -28,11 +28,11 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
   (``experiments/paper/bench_bo.py overhead``).
 * ``decision``: ``docs/data/bench_decision.json`` (``experiments/performance/bench_decision.py``):
   one ``ask()`` against n, the last run of each label.
-* ``seed_study10``: ``docs/data/seed_study10.json`` (``experiments/ablations/seed_study_fit_speed.py``):
+* ``fit_speed_seed_study``: ``docs/data/fit_speed_seed_study.json`` (``experiments/ablations/seed_study_fit_speed.py``):
   which fit-speed piece changes MUMBO's results.
 * ``profile_decision``: the last run in ``docs/data/profile_decision.json``
   (``experiments/performance/profile_decision.py``): where one decision's time goes.
-* ``sweep10``: ``docs/data/sweep10/sweeps.json`` (``experiments/performance/time_sweep.py``): a
+* ``sweep_timing``: ``docs/data/sweep_timing/sweeps.json`` (``experiments/performance/time_sweep.py``): a
   sweep's wall time.
 * ``compare_workers``: ``docs/data/compare_workers.json``
   (``experiments/performance/bench_compare_workers.py``).
@@ -407,8 +407,8 @@ def render_profile_decision(root, _arg=None):
     return "\n".join(lines) + "\n"
 
 
-def render_sweep10(root, _arg=None):
-    runs = _load(root, "docs/data/sweep10/sweeps.json")
+def render_sweep_timing(root, _arg=None):
+    runs = _load(root, "docs/data/sweep_timing/sweeps.json")
     lines = ["| run | command | wall time | load average (start, end) | seed groups (wall time) | seeds | "
              "evaluations per seed (mean) | median final regret | stage seconds per seed, compilation included "
              "(median) | largest step |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -432,8 +432,8 @@ SEED_STUDY_VARIANTS = {"tinygp": "tinygp objective (main before issue 10)", "den
                        "linalg10c": "defaults after issue 10c (blocked inverses, Matern gradient, g* in chunks)"}
 
 
-def render_seed_study10(root, _arg=None):
-    data = _load(root, "docs/data/seed_study10.json")
+def render_fit_speed_seed_study(root, _arg=None):
+    data = _load(root, "docs/data/fit_speed_seed_study.json")
     lines = ["MUMBO (tests/bo_helpers.FAST settings, compiled driver): Forrester budget 60, at most 25 "
              "evaluations, seeds 0-11; Hartmann-3 budget 300, at most 40 evaluations, seeds 0-4; hartmann3_long: "
              "budget 2000, at most 80 evaluations, seeds 0-4 "
@@ -611,11 +611,11 @@ def render_async_study(root, name=None):
     return "\n".join(lines) + "\n"
 
 
-def render_gpu_issue10(root, rel=None):
-    """Issue 10's accelerator checks (``bash experiments/performance/gpu_fit_speed.sh`` and
+def render_gpu_fit_speed(root, rel=None):
+    """The fit-speed accelerator checks (``bash experiments/performance/gpu_fit_speed.sh`` and
     ``bench_acquisition.py --fit-batching both --fit-max-iter 200,50`` on a lent GPU;
     ``rel``: the folder under docs/data/gpu)."""
-    base = f"docs/data/gpu/{rel or 'issue10_h100'}"
+    base = f"docs/data/gpu/{rel or 'h100_fit_speed'}"
     speed = _load(root, f"{base}/speed_gpu2.json")
     fits = speed["fit_8_restarts_s_by_batching"]
     sweeps = [json.loads(line) for line in (root / base / "bench_bo_gpu.jsonl").read_text().splitlines() if line.strip()]
@@ -650,11 +650,11 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
              "ablation": render_ablation, "decision": render_decision,
-             "seed_study10": render_seed_study10, "compare_workers": render_compare_workers,
-             "profile_decision": render_profile_decision, "sweep10": render_sweep10,
+             "fit_speed_seed_study": render_fit_speed_seed_study, "compare_workers": render_compare_workers,
+             "profile_decision": render_profile_decision, "sweep_timing": render_sweep_timing,
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
-             "gpu_issue10": render_gpu_issue10}
+             "gpu_fit_speed": render_gpu_fit_speed}
 
 
 # --------------------------------------------------------------------------- driver

@@ -6,7 +6,7 @@ Reads ``docs/data/ablations/s9gm_*.json`` (rows ``mumbo+faces+local+inc_global+c
 default, and its ``+nuts4`` / ``+nuts`` variants on today's code, each sample's g* on its
 share of one grid; ``experiments/ablations/merge_rows.py`` built them, docs/RESULTS.md says how) and draws, per problem, the coverage of
 the 95 % interval at the recommendation and the median regret at the budget, to
-``docs/data/issue13/nuts_vs_default.png``.
+``docs/data/nuts/nuts_vs_default.png``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def main():
     ax_r.set_title("regret at the budget (the tables' last cost column)")
     ax_c.legend(fontsize=8)
     fig.tight_layout()
-    out = ROOT / "docs" / "data" / "issue13" / "nuts_vs_default.png"
+    out = ROOT / "docs" / "data" / "nuts" / "nuts_vs_default.png"
     fig.savefig(out, dpi=120)
     print(f"wrote {out}")
 
