@@ -6,7 +6,8 @@ the best point measured AT the target so far (initial design included), the cost
 the fidelities queried and the per-step overhead by stage. Every strategy shares the
 model, the fit, the maximiser and the recommendation rule (``--incumbent``, default
 "robust"); only the decision rule differs. A file already there is kept (rerun after an
-interruption to finish the rest). Deterministic: the script sets single-thread XLA CPU
+interruption to finish the rest); a rerun with more ``--seeds`` runs only the seeds a
+file lacks and appends them (seeds are independent, so 10 + 10 seeds equal 20). Deterministic: the script sets single-thread XLA CPU
 flags itself unless XLA_FLAGS is set.
 
     python experiments/studies/robust.py --suite unreliable --problems currin,borehole \
@@ -101,6 +102,14 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
             "wall_s": wall, "xla_flags": os.environ.get("XLA_FLAGS"), "seeds": out}
 
 
+def _missing_seeds(path: Path, n_seeds: int) -> bool:
+    """Whether the file of one (problem, strategy) lacks some of seeds 0 .. n_seeds - 1
+    (a file with fewer seeds is extended by the next run with more)."""
+    if not path.exists():
+        return True
+    return bool(set(range(n_seeds)) - {r["seed"] for r in json.loads(path.read_text())["seeds"]})
+
+
 def jnp_rows(x):
     import jax.numpy as jnp
     return jnp.asarray(x, float).reshape(-1, x.shape[-1])
@@ -127,8 +136,17 @@ def main(argv=None):
     seeds = list(range(args.seeds))
     if args.one:
         problem, strategy = args.one
-        rec = run_one(problem, strategy, seeds, args.incumbent, args.max_evals, args.fast, args.budget)
         path = out / f"{problem}__{strategy}.json"
+        old = json.loads(path.read_text()) if path.exists() else None
+        done = {r["seed"] for r in old["seeds"]} if old else set()
+        rec = run_one(problem, strategy, [s for s in seeds if s not in done], args.incumbent, args.max_evals,
+                      args.fast, args.budget)
+        if old:  # more seeds for a file already there: the same settings, the seeds appended
+            same = ("incumbent_rule", "budget", "max_evals", "levers")
+            if any(old[k] != rec[k] for k in same):
+                raise SystemExit(f"{path}: its {same} differ from this run's; use another --out")
+            rec["seeds"] = sorted(old["seeds"] + rec["seeds"], key=lambda r: r["seed"])
+            rec["wall_s"] += old["wall_s"]
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(rec))
         tmp.replace(path)
@@ -145,7 +163,7 @@ def main(argv=None):
                 s = CONTINUOUS_TWO_STAGE[s]
                 if s is None:
                     continue
-            if not (out / f"{p}__{s}.json").exists():
+            if _missing_seeds(out / f"{p}__{s}.json", args.seeds):
                 jobs.append((p, s))
     rank = {p: i for i, p in enumerate(names)}
     first = set(args.first.split(",")) if args.first else set(ORDER)
@@ -159,7 +177,7 @@ def main(argv=None):
         while jobs and len(running) < args.jobs:
             p, s = jobs.pop(0)
             claim = out / f"{p}__{s}.running"
-            if (out / f"{p}__{s}.json").exists():
+            if not _missing_seeds(out / f"{p}__{s}.json", args.seeds):
                 continue
             try:  # another launcher on the same folder may hold it
                 fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
