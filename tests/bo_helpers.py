@@ -4,15 +4,15 @@ compiled programs within a pytest run) and a driver for ask/tell."""
 import jax.numpy as jnp
 
 from mumbo_jax.benchmarks import problems
-from mumbo_jax.bo import loop
+from mumbo_jax.bo.settings import BOSettings
 
 # small enough to compile and run quickly; the maximiser still polishes and the fit converges
-FAST = loop.BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, fit_restarts=2, fit_max_iter=30,
-                       gstar_grid=500, mtbo_samples=20, mtbo_representers=10, mtbo_fantasies=3)
+FAST = BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, fit_restarts=2, fit_max_iter=30,
+                  gstar_grid=500, mtbo_samples=20, mtbo_representers=10, mtbo_fantasies=3)
 
 
 def with_(settings, **changes):
-    return loop.BOSettings(**{**settings.__dict__, **changes})
+    return BOSettings(**{**settings.__dict__, **changes})
 
 
 def drive(opt, prob, n_steps):

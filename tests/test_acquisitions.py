@@ -295,11 +295,11 @@ def test_jit_and_vmap_agree_with_eager():
 
 
 def test_table_builds_inside_a_trace():
-    acq._ratio_table.cache_clear()
+    acq.ratio_table.cache_clear()
     fn = jax.jit(lambda g, r: esg_gain(g, r))  # first use of the table is under jit
     np.testing.assert_allclose(fn(jnp.array([0.5]), jnp.array([0.7])),
                                esg_gain_simpson(0.5, 0.7), atol=TOL_TABLE_SIMPSON)
-    assert isinstance(acq._ratio_table(), np.ndarray)
+    assert isinstance(acq.ratio_table(), np.ndarray) and acq.ratio_table().shape == (96 * 87, 16)
 
 
 # ------------------------------------------------------------------------ bad inputs

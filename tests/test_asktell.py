@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, loop
+from mumbo_jax.bo import kernel
+from mumbo_jax.bo.asktell import AskTell
 from tests.bo_helpers import FAST, drive, with_
 
 
 @pytest.fixture()
 def forrester_opt():
     prob = problems.get_problem("forrester")
-    return prob, loop.AskTell(tasks.problem_task(prob), FAST, seed=3)
+    return prob, AskTell(tasks.problem_task(prob), FAST, seed=3)
 
 
 def test_tell_accepts_numpy_scalars_integral_floats_and_one_element_arrays(forrester_opt):
@@ -53,7 +54,7 @@ def test_tell_rejects_bad_input_with_our_message(forrester_opt, args, message):
 
 def test_continuous_fidelity_tell():
     prob = problems.get_problem("currin_continuous")
-    opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=0)
+    opt = AskTell(tasks.problem_task(prob), FAST, seed=0)
     opt.tell([0.5, 0.5], np.float64(0.25), 1.0)
     assert opt.z == [0.25]
     with pytest.raises(ValueError, match=r"fidelity 1.5 is outside the fidelity bounds \[0, 1\]"):
@@ -112,10 +113,10 @@ def test_design_size_is_carried_to_the_rules(monkeypatch):
     seen = []
     stage = kernel.maximise_stage
     monkeypatch.setattr(kernel, "maximise_stage", lambda *a: seen.append(int(a[-1])) or stage(*a))
-    opt = loop.AskTell(task, with_(FAST, strategy="mf_gp_ucb"), seed=0, design=design)
+    opt = AskTell(task, with_(FAST, strategy="mf_gp_ucb"), seed=0, design=design)
     assert opt.n_design == 4
     drive(opt, prob, 2)
-    restored = loop.AskTell.from_state(task, opt.settings, opt.state_dict(), design=design)
+    restored = AskTell.from_state(task, opt.settings, opt.state_dict(), design=design)
     restored.ask()
     assert seen == [4, 4, 4]
     state = kernel.init(task, *design, np.zeros(4))
@@ -126,7 +127,7 @@ def test_state_round_trip(forrester_opt):
     prob, opt = forrester_opt
     drive(opt, prob, 1)
     state = json.loads(json.dumps(opt.state_dict()))  # plain data
-    restored = loop.AskTell.from_state(opt.task, opt.settings, state)
+    restored = AskTell.from_state(opt.task, opt.settings, state)
     x1, z1 = opt.ask()
     x2, z2 = restored.ask()
     assert z1 == z2
@@ -136,7 +137,7 @@ def test_state_round_trip(forrester_opt):
 def test_kernel_decide_is_the_first_bo_ask():
     """The decision kernel over plain state makes ask/tell's first BO decision."""
     prob = problems.get_problem("forrester")
-    opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=5)
+    opt = AskTell(tasks.problem_task(prob), FAST, seed=5)
     for _ in range(opt.n_design):
         x, z = opt.ask()
         opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
@@ -162,7 +163,7 @@ def test_recommendation_gives_the_incumbent_with_a_widened_sd(forrester_opt):
     xi, mi = opt.incumbent()
     np.testing.assert_array_equal(x, xi)
     assert mean == mi and np.isfinite(sd) and sd > 0
-    raw = loop.AskTell(opt.task, with_(FAST, interval_calibration="none"), seed=3)
+    raw = AskTell(opt.task, with_(FAST, interval_calibration="none"), seed=3)
     for xs, zs, ys in zip(opt.x, opt.z, opt.y):
         raw.tell(xs, zs, ys)
     _, mean0, sd0 = raw.recommendation()

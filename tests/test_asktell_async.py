@@ -9,7 +9,8 @@ import pytest
 
 from mumbo_jax.acquisition import fantasy
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, loop
+from mumbo_jax.bo import kernel
+from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.gp import posterior
 from tests.bo_helpers import FAST, drive, with_
 
@@ -22,13 +23,13 @@ def _f(prob, x, z):
 def after_design():
     """A forrester optimiser with its design told (state dict), shared by the tests."""
     prob = problems.get_problem("forrester")
-    opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=3)
+    opt = AskTell(tasks.problem_task(prob), FAST, seed=3)
     drive(opt, prob, 1)
     return prob, opt.state_dict()
 
 
 def _restore(prob, state, **kw):
-    return loop.AskTell.from_state(tasks.problem_task(prob), FAST, json.loads(json.dumps(state)), **kw)
+    return AskTell.from_state(tasks.problem_task(prob), FAST, json.loads(json.dumps(state)), **kw)
 
 
 @pytest.mark.parametrize("mode", ["believer", "gibbon"])
@@ -93,7 +94,7 @@ def test_tell_in_any_order_cancel_and_told_twice(after_design):
 def test_design_is_handed_out_while_pending_and_told_out_of_order():
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
-    opt = loop.AskTell(task, FAST, seed=1)
+    opt = AskTell(task, FAST, seed=1)
     first = [opt.ask() for _ in range(3)]
     assert opt.in_initial_design and opt.asks_design
     assert [p.design_index for p in opt.pending()] == [0, 1, 2]
@@ -104,13 +105,13 @@ def test_design_is_handed_out_while_pending_and_told_out_of_order():
     opt.cancel(*first[0])  # dropped: handed out again by the next ask
     x, z = opt.ask()
     np.testing.assert_array_equal(x, first[0][0])
-    restored = loop.AskTell.from_state(task, FAST, json.loads(json.dumps(opt.state_dict())))
+    restored = AskTell.from_state(task, FAST, json.loads(json.dumps(opt.state_dict())))
     assert restored.pending() == opt.pending()
     assert restored.ask()[1] == opt.ask()[1] == opt.design[3][1]  # both go on with row 3
 
 
 def test_a_bo_step_needs_one_told_result():
-    opt = loop.AskTell(tasks.problem_task(problems.get_problem("forrester")), FAST, seed=1)
+    opt = AskTell(tasks.problem_task(problems.get_problem("forrester")), FAST, seed=1)
     for _ in range(opt.n_design):
         opt.ask()
     # every design point handed out: the next ask is a BO step, but the design is not complete
@@ -134,6 +135,6 @@ def test_state_keeps_pending_and_restores_the_decision(after_design):
 def test_bad_pending_mode():
     task = tasks.problem_task(problems.get_problem("forrester"))
     with pytest.raises(ValueError, match="pending must be one of believer, gibbon, got 'x'"):
-        loop.AskTell(task, FAST, pending="x")
+        AskTell(task, FAST, pending="x")
     with pytest.raises(ValueError, match="pending='gibbon' needs a rule that samples g"):
-        loop.AskTell(task, with_(FAST, strategy="mf_gp_ucb"), pending="gibbon")
+        AskTell(task, with_(FAST, strategy="mf_gp_ucb"), pending="gibbon")

@@ -13,7 +13,10 @@ import pytest
 
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import batch, kernel, loop, strategies
+from mumbo_jax.bo import batch, kernel
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
+from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax.run import config
 from tests.bo_helpers import FAST, drive, with_
@@ -25,7 +28,7 @@ def fitted():
     ``n_design`` is an int32 count as the drivers pass it (:func:`kernel.as_count`), so the
     maximiser calls below run the programs ask/tell compiled here, not new ones."""
     prob = problems.get_problem("forrester")
-    opt = loop.AskTell(tasks.problem_task(prob), FAST, seed=4)
+    opt = AskTell(tasks.problem_task(prob), FAST, seed=4)
     drive(opt, prob, 3)
     opt.ask()
     _, post, buffers = opt.last_fit
@@ -66,7 +69,7 @@ def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     assert len(pairs) == 4  # four distinct evaluations
     # the joint polish never loses gain against the greedy batch it starts from
     first = kernel.maximise_stage(FAST, task, post, gstar, jax.random.PRNGKey(5), None, n_design)
-    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS)  # FAST.local_frac > 0
+    local = best_inputs(post, task.target, N_ANCHORS)  # FAST.local_frac > 0
     x, zc = batch.candidate_pairs(FAST, task, jax.random.fold_in(jax.random.PRNGKey(5), 4), first.x, local)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, zc.astype(int), 4,
                                  cost=task.space.cost(zc.astype(int)))
@@ -96,14 +99,14 @@ def test_compiled_loop_runs_batches():
 
 def test_batch_settings_are_checked():
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
-        loop.BOSettings(batch_size=0)
+        BOSettings(batch_size=0)
     with pytest.raises(ValueError, match="unknown batch_rule 'kb'"):
-        loop.BOSettings(batch_rule="kb")
+        BOSettings(batch_rule="kb")
     with pytest.raises(ValueError, match="batch_rule 'gibbon' needs a rule that samples g"):
-        loop.BOSettings(strategy="ei", batch_size=2, batch_rule="gibbon")
-    loop.BOSettings(strategy="ei", batch_size=2)  # any rule can believe (the default batch rule)
+        BOSettings(strategy="ei", batch_size=2, batch_rule="gibbon")
+    BOSettings(strategy="ei", batch_size=2)  # any rule can believe (the default batch rule)
     with pytest.raises(ValueError, match="batch_size = 4 is for the compiled loop"):
-        loop.AskTell(tasks.problem_task(problems.get_problem("forrester")), loop.BOSettings(batch_size=4))
+        AskTell(tasks.problem_task(problems.get_problem("forrester")), BOSettings(batch_size=4))
     with pytest.raises(config.ConfigError, match="batch_rule"):
         config.parse_config(json.loads('{"run": {"problem": "forrester", "budget": 10},'
                                        ' "acquisition": {"batch_rule": "fantasy"}}'))
@@ -143,7 +146,7 @@ def test_gibbon_seq_is_the_sequential_step_then_gibbon_given_it_pending(fitted):
     first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
     np.testing.assert_array_equal(props.x[0], first.x)
     assert props.z[0] == first.z
-    local = strategies.best_inputs(post, task.target, strategies.N_ANCHORS)
+    local = best_inputs(post, task.target, N_ANCHORS)
     x, zc = batch.candidate_pairs(FAST, task, jax.random.fold_in(key, 3), first.x[None], local)
     ref = gibbon.gibbon_batch(post, task.target, gstar, x, zc.astype(int), 2, first.x[None],
                               np.atleast_1d(np.asarray(first.z)).astype(int), cost=task.space.cost(zc.astype(int)))

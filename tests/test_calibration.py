@@ -11,7 +11,7 @@ from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.gp import models, posterior
 
 
-def _data(n=24, seed=0):
+def calibration_data(n=24, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.uniform(size=(n, 2))
     z = rng.integers(0, 2, n)
@@ -31,7 +31,7 @@ def _posterior(x, z, y, pad=8, ls=(-1.0, -0.5)):
 
 
 def test_loo_zscores_match_conditioning_without_the_row():
-    x, z, y = _data()
+    x, z, y = calibration_data()
     spec, params, post = _posterior(x, z, y)
     got = np.asarray(posterior.loo_zscores(post))
     s2 = float(post.scaling.y_scale) ** 2
@@ -47,7 +47,7 @@ def test_loo_zscores_match_conditioning_without_the_row():
 
 
 def test_interval_scale_is_the_rms_of_the_target_rows_and_never_below_one():
-    x, z, y = _data(seed=1)
+    x, z, y = calibration_data(seed=1)
     target = posterior.target_fidelity(0)
     # lengthscales far too long: the model is overconfident, its left-out rows miss
     _, _, post = _posterior(x, z, y, ls=(1.5, 1.5))
@@ -61,7 +61,7 @@ def test_interval_scale_is_the_rms_of_the_target_rows_and_never_below_one():
 
 
 def test_recommend_widens_the_sd_by_the_scale():
-    x, z, y = _data(seed=2)
+    x, z, y = calibration_data(seed=2)
     target = posterior.target_fidelity(0)
     _, _, post = _posterior(x, z, y, ls=(1.5, 1.5))
     bounds = jnp.asarray([(0.0, 1.0)] * 2)
@@ -81,7 +81,7 @@ def test_a_bad_interval_calibration_is_an_error():
 
 def _recommend_case(seed):
     """A fitted-looking posterior on 20 points and what the recommendation rules take."""
-    x, z, y = _data(n=20, seed=seed)
+    x, z, y = calibration_data(n=20, seed=seed)
     _, _, post = _posterior(x, z, y)
     return x, z, posterior.target_fidelity(0), post, jnp.asarray([(0.0, 1.0)] * 2), posterior.evaluated_inputs(post)
 

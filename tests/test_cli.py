@@ -171,15 +171,15 @@ def test_step_interpolation_and_zero_regret(tmp_path):
 def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
     import jax
 
-    from mumbo_jax.run.cli import _enable_compilation_cache
+    from mumbo_jax.run.cli import enable_compilation_cache
 
     before = jax.config.jax_compilation_cache_dir
     try:
         monkeypatch.setenv("MUMBO_JAX_CACHE", "off")
-        _enable_compilation_cache(jax)
+        enable_compilation_cache(jax)
         assert jax.config.jax_compilation_cache_dir == before
         monkeypatch.setenv("MUMBO_JAX_CACHE", str(tmp_path / "xla"))
-        _enable_compilation_cache(jax)
+        enable_compilation_cache(jax)
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
     finally:
         jax.config.update("jax_compilation_cache_dir", before)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import loop, strategies
+from mumbo_jax.bo import rules
+from mumbo_jax.bo.compiled import History
 from mumbo_jax.run import cli, config, runner
 from mumbo_jax.run.config import ConfigError, parse_config
 from mumbo_jax.run.tune import parse_tune_config
@@ -79,10 +80,10 @@ def test_list_shows_every_problem_and_strategy_with_its_fidelity_kinds(capsys):
         else:
             assert "continuous fidelity" in line
     block = out.split("strategies (fidelity kinds they support):")[1].split("compare presets")[0].splitlines()
-    for s in strategies.STRATEGIES:
+    for s in rules.STRATEGIES:
         (line,) = [ln for ln in block if ln.split()[:1] == [s]]
-        expect = ("discrete only" if s in strategies.DISCRETE_ONLY else "continuous only"
-                  if s in strategies.CONTINUOUS_ONLY else "discrete and continuous")
+        expect = ("discrete only" if s in rules.DISCRETE_ONLY else "continuous only"
+                  if s in rules.CONTINUOUS_ONLY else "discrete and continuous")
         assert expect in line
     assert all(label in out for label in config.STRATEGY_PRESETS)
     assert all(name in out.split("shipped configs")[1] for name in config.packaged_configs())
@@ -173,11 +174,11 @@ def test_unwritable_output_in_a_fresh_process(tmp_path):
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-def history(n_seeds: int, n: int, max_evals: int, d: int = 1) -> loop.History:
+def history(n_seeds: int, n: int, max_evals: int, d: int = 1) -> History:
     """A finished History of ``n`` BO evaluations per seed (costs 2, regret halving)."""
     k = np.arange(max_evals + 1, dtype=float)
     rep = lambda a: np.repeat(a[None], n_seeds, axis=0)
-    return loop.History(
+    return History(
         x=rep(np.full((max_evals, d), 0.5)), z=rep(np.full(max_evals, 2.0)), y=rep(np.zeros(max_evals)),
         cost=rep(np.full(max_evals, 2.0)), cost_spent=rep(np.where(k <= n, 2.0 * k, np.nan)),
         incumbent_x=rep(np.full((max_evals + 1, d), 0.5)), incumbent_value=rep(np.zeros(max_evals + 1)),

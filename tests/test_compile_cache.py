@@ -20,10 +20,10 @@ SCRIPT = textwrap.dedent("""
 
     jax.monitoring.register_event_listener(listen)
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import loop
+    from mumbo_jax.bo.settings import BOSettings
 
-    settings = loop.BOSettings(strategy="random", n_candidates=50, n_starts=2, n_polish_steps=2, fit_restarts=1,
-                               fit_max_iter=5)
+    settings = BOSettings(strategy="random", n_candidates=50, n_starts=2, n_polish_steps=2, fit_restarts=1,
+                          fit_max_iter=5)
     h = tasks.run_problem(problems.get_problem("forrester"), 1e9, [0], settings, max_evals=2)
     print(json.dumps({"requests": counts["/jax/compilation_cache/compile_requests_use_cache"],
                       "hits": counts["/jax/compilation_cache/cache_hits"], "x": h.x.tolist()}))

@@ -7,7 +7,7 @@ import pytest
 
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.run.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
-from mumbo_jax.bo.loop import BOSettings
+from mumbo_jax.bo.settings import BOSettings
 
 # the benchmark run configs (compare_*.toml and tune_*.toml are tested with their commands)
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.toml")

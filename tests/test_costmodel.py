@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from mumbo_jax.gp import costmodel, models, posterior
-from mumbo_jax.bo import loop, optimize, strategies
+from mumbo_jax.bo import kernel, optimize
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.settings import BOSettings, make_task
 
 BOX = ((-10.0, 10.0), (-10.0, 10.0))
 ZB = (-6.0, 0.0)
@@ -139,8 +141,8 @@ def test_bad_models_are_named():
 
 # --------------------------------------------------------------------------- the plug
 
-SMALL = loop.BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
-                        gstar_grid=1000, n_gstar=4)
+SMALL = BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
+                   gstar_grid=1000, n_gstar=4)
 
 
 def _toy(x, z):
@@ -157,25 +159,25 @@ def _wall(scale, x, z):
 @pytest.fixture(scope="module")
 def toy_task():
     spec = models.fabolas_model(BOX, ZB)
-    return loop.make_task(spec, posterior.target_value(0.0), optimize.continuous_fidelity(ZB, lambda z: 2.0 ** z))
+    return make_task(spec, posterior.target_value(0.0), optimize.continuous_fidelity(ZB, lambda z: 2.0 ** z))
 
 
 def test_learned_cost_steers_the_proposal(toy_task):
     """The same posterior and key: a learned cost equal to the known one gives the same
     proposal as no cost; a cost a million times higher for x0 > 0 moves it to x0 <= 0."""
-    opt = loop.AskTell(toy_task, SMALL, seed=0)
+    opt = AskTell(toy_task, SMALL, seed=0)
     while opt.in_initial_design:
         x, z = opt.ask()
         opt.tell(x, z, _toy(x, z))
-    buffers = loop.pad_buffers(np.asarray(opt.x), np.asarray(opt.z), np.asarray(opt.y), 32)
-    k_fit, k_g, k_max = loop.step_keys(opt.loop_key, 0)
-    post = loop.fit_stage(SMALL, toy_task, buffers, opt.params, k_fit)
-    gstar = loop.gstar_stage(SMALL, toy_task, post, k_g)
-    base = strategies.propose(SMALL, toy_task, post, gstar, k_max)
-    same = strategies.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1.0)))
+    buffers = kernel.pad_buffers(np.asarray(opt.x), np.asarray(opt.z), np.asarray(opt.y), 32)
+    k_fit, k_g, k_max = kernel.step_keys(opt.loop_key, 0)
+    post = kernel.fit_stage(SMALL, toy_task, buffers, opt.params, k_fit)
+    gstar = kernel.gstar_stage(SMALL, toy_task, post, k_g)
+    base = kernel.propose(SMALL, toy_task, post, gstar, k_max)
+    same = kernel.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1.0)))
     np.testing.assert_allclose(np.asarray(same.x), np.asarray(base.x), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(float(same.z), float(base.z), atol=1e-9)
-    moved = strategies.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1e6)))
+    moved = kernel.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1e6)))
     assert float(moved.x[0]) <= 0.0
 
 
@@ -183,7 +185,7 @@ def test_ask_tell_with_a_cost_model_and_a_custom_design(toy_task):
     design = (np.asarray([[-5.0, 5.0], [5.0, -5.0], [0.0, 0.0], [8.0, 8.0]] * 2),
               np.repeat([-6.0, -4.0], 4))
     cm = costmodel.cost_model_for(toy_task)  # the fixture's settings: one compiled fit
-    opt = loop.AskTell(toy_task, SMALL, seed=2, cost_model=cm, design=design)
+    opt = AskTell(toy_task, SMALL, seed=2, cost_model=cm, design=design)
     asked = []
     for _ in range(10):
         x, z = opt.ask()
@@ -198,7 +200,7 @@ def test_ask_tell_with_a_cost_model_and_a_custom_design(toy_task):
                                np.exp(9.0), rtol=0.2)
     # plain-data round trip with the same design and cost model: the same next decision
     state = json.loads(json.dumps(opt.state_dict()))
-    back = loop.AskTell.from_state(toy_task, SMALL, state, cost_model=cm, design=design)
+    back = AskTell.from_state(toy_task, SMALL, state, cost_model=cm, design=design)
     x1, z1 = opt.ask()
     x2, z2 = back.ask()
     np.testing.assert_allclose(x1, x2, rtol=1e-6, atol=1e-6)
@@ -207,13 +209,13 @@ def test_ask_tell_with_a_cost_model_and_a_custom_design(toy_task):
 
 def test_ask_tell_rejects_bad_designs_and_cost_models(toy_task):
     with pytest.raises(ValueError, match="outside its bounds"):
-        loop.AskTell(toy_task, SMALL, design=(np.zeros((2, 2)), np.asarray([-3.0, 1.0])))
+        AskTell(toy_task, SMALL, design=(np.zeros((2, 2)), np.asarray([-3.0, 1.0])))
     with pytest.raises(ValueError, match="search box"):
-        loop.AskTell(toy_task, SMALL, design=(np.full((2, 2), 11.0), np.asarray([-3.0, -2.0])))
+        AskTell(toy_task, SMALL, design=(np.full((2, 2), 11.0), np.asarray([-3.0, -2.0])))
     with pytest.raises(ValueError, match="pair"):
-        loop.AskTell(toy_task, SMALL, design=np.zeros((3, 2)))
+        AskTell(toy_task, SMALL, design=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="CostModel"):
-        loop.AskTell(toy_task, SMALL, cost_model=lambda x, z: 1.0)
+        AskTell(toy_task, SMALL, cost_model=lambda x, z: 1.0)
 
 
 # --------------------------------------------------------------------------- the FABOLAS study, short

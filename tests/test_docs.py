@@ -46,7 +46,7 @@ def test_api_pages_render_each_name_once():
     modules = hook.public_modules()
     home = hook.homes(modules)
     for module, public in modules.items():
-        page = hook._page(module, public, home)
+        page = hook.module_page(module, public, home)
         own = [n for n in public if home[(module, n)] == module]
         for n in own:
             assert f"        - {n}\n" in page + "\n", (module, n)

@@ -12,7 +12,7 @@ from mumbo_jax.gp import fitting as fit, models
 from .test_posterior import np_matern52
 
 
-def _data(spec, n, seed):
+def synthetic_data(spec, n, seed):
     rng = np.random.default_rng(seed)
     x = rng.uniform(size=(n, spec.dim))
     z = rng.integers(0, spec.n_fidelities, n) if spec.discrete else rng.uniform(size=n)
@@ -25,7 +25,7 @@ def test_fit_reaches_scipy_lbfgsb_optimum(kind):
     bounds = [(0.0, 1.0)] * 2
     spec = {"icm": lambda: models.icm_model(bounds, 2, rank=1), "product": lambda: models.product_model(bounds),
             "linear_basis": lambda: models.basis_model(bounds, fidelity_bounds=(0.0, 1.0))}[kind]()
-    x, z, y = _data(spec, 40, seed=0)
+    x, z, y = synthetic_data(spec, 40, seed=0)
     x, z, y, mask = models.check_data(spec, x, z, y)
     scaling = models.make_scaling(spec, y, mask)
     objective = jax.jit(lambda p: fit.neg_log_marginal(spec, p, scaling, x, z, y, mask))
@@ -76,7 +76,7 @@ def test_fit_recovers_coregionalisation_of_a_known_icm():
 
 def test_fit_posterior_interpolates_and_handles_constant_y():
     spec = models.ar1_model([(0.0, 1.0)] * 2, 2)
-    x, z, y = _data(spec, 30, seed=5)
+    x, z, y = synthetic_data(spec, 30, seed=5)
     post = fit.fit(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=2)
     from mumbo_jax.gp import posterior
 
@@ -91,7 +91,7 @@ def test_fit_posterior_interpolates_and_handles_constant_y():
 
 def test_fit_rejects_bad_arguments():
     spec = models.icm_model([(0.0, 1.0)], 2)
-    x, z, y = _data(models.icm_model([(0.0, 1.0)] * 2, 2), 10, seed=0)
+    x, z, y = synthetic_data(models.icm_model([(0.0, 1.0)] * 2, 2), 10, seed=0)
     with pytest.raises(ValueError, match="n_restarts"):
         fit.fit_params(spec, x[:, :1], z, y, jax.random.PRNGKey(0), n_restarts=0)
     with pytest.raises(ValueError, match="non-finite"):

@@ -13,7 +13,7 @@ from jax.flatten_util import ravel_pytree
 from mumbo_jax.bo import kernel
 from mumbo_jax.gp import fitting as fit, models
 
-from .test_fit import _data
+from .test_fit import synthetic_data
 
 
 def _setup(n, rows, kind="icm", seed=0, target_floor=0.0):
@@ -21,7 +21,7 @@ def _setup(n, rows, kind="icm", seed=0, target_floor=0.0):
     spec = {"icm": lambda: models.icm_model(bounds, 3, rank=2, target_floor=target_floor),
             "product": lambda: models.product_model(bounds),
             "linear_basis": lambda: models.basis_model(bounds, fidelity_bounds=(0.0, 1.0))}[kind]()
-    x, z, y = _data(spec, n, seed)
+    x, z, y = synthetic_data(spec, n, seed)
     if spec.discrete:  # the paper's design evaluates one x at every fidelity: r = 0 pairs
         x[1:4] = x[0]
     b = kernel.pad_buffers(np.asarray(x), np.asarray(z, float), np.asarray(y), rows)
@@ -79,17 +79,17 @@ def test_gaussian_nll_against_scipy_and_inf_when_indefinite():
     a = rng.normal(size=(6, 6))
     cov, r = a @ a.T + 0.5 * np.eye(6), rng.normal(size=6)
     ref = -scipy.stats.multivariate_normal(np.zeros(6), cov).logpdf(r)
-    np.testing.assert_allclose(float(fit._gaussian_nll(jnp.asarray(cov), jnp.asarray(r))), ref, rtol=1e-12)
+    np.testing.assert_allclose(float(fit.gaussian_nll(jnp.asarray(cov), jnp.asarray(r))), ref, rtol=1e-12)
     # closed-form gradient against autodiff through the Cholesky (symmetrised: only
     # symmetric perturbations of a covariance are meaningful)
     auto = jax.grad(lambda c: -jax.scipy.stats.multivariate_normal.logpdf(jnp.asarray(r), jnp.zeros(6), c))
     sym = lambda g: 0.5 * (g + g.T)
-    np.testing.assert_allclose(sym(jax.grad(fit._gaussian_nll)(jnp.asarray(cov), jnp.asarray(r))),
+    np.testing.assert_allclose(sym(jax.grad(fit.gaussian_nll)(jnp.asarray(cov), jnp.asarray(r))),
                                sym(auto(jnp.asarray(cov))), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(jax.grad(fit._gaussian_nll, 1)(jnp.asarray(cov), jnp.asarray(r)),
+    np.testing.assert_allclose(jax.grad(fit.gaussian_nll, 1)(jnp.asarray(cov), jnp.asarray(r)),
                                np.linalg.solve(cov, r), rtol=1e-10)
     indefinite = jnp.asarray([[1.0, 2.0], [2.0, 1.0]])
-    assert fit._gaussian_nll(indefinite, jnp.ones(2)) == jnp.inf
+    assert fit.gaussian_nll(indefinite, jnp.ones(2)) == jnp.inf
 
 
 def test_fit_reaches_the_tinygp_objectives_optimum():
@@ -120,7 +120,7 @@ def test_matern_gram_gradient_against_autodiff():
         return (1.0 + a + jnp.square(a) / 3.0) * jnp.exp(-a)
 
     c = jnp.asarray(rng.standard_normal((40, 40)))
-    np.testing.assert_allclose(fit._matern52(jnp.asarray(s)), plain(jnp.asarray(s)), rtol=1e-15, atol=0)
-    got = jax.vjp(fit._matern52, jnp.asarray(s))[1](c)[0]
+    np.testing.assert_allclose(fit.matern52_gram(jnp.asarray(s)), plain(jnp.asarray(s)), rtol=1e-15, atol=0)
+    got = jax.vjp(fit.matern52_gram, jnp.asarray(s))[1](c)[0]
     ref = jax.vjp(plain, jnp.asarray(s))[1](c)[0]
     np.testing.assert_allclose(got, ref, rtol=1e-11, atol=1e-12 * float(jnp.max(jnp.abs(ref))))

@@ -26,7 +26,9 @@ def _gram(spec, params, x, z):
 @pytest.mark.parametrize("kind", ["icm", "icm_disc"])
 def test_absorbing_the_floor_keeps_the_kernel(kind):
     rng = np.random.default_rng(0)
-    floored = models._discrete_spec(kind, [(0.0, 1.0)] * 2, 3, 2, None, 1e-6, target_floor=0.05)
+    make = {"icm": models.icm_model, "icm_disc": models.icm_disc_model}[kind]
+    floored = make([(0.0, 1.0)] * 2, 3, rank=2, target_floor=0.05)
+    assert floored.kind == kind and floored.target_floor == 0.05
     plain = dataclasses.replace(floored, target_floor=0.0)
     params = models.random_params(floored, jax.random.PRNGKey(3))
     params["log_kappa"] = params["log_kappa"].at[0].set(-40.0)  # the target's own part fitted away

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import hpo
-from mumbo_jax.bo import loop
+from mumbo_jax.bo.settings import BOSettings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # small settings for the short fastcv study (those of tests/test_costmodel.py)
-SMALL = loop.BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
-                        gstar_grid=1000, n_gstar=4)
+SMALL = BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
+                   gstar_grid=1000, n_gstar=4)
 
 
 def _script(name):

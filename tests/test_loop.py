@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, loop, rules
+from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.compiled import backend_batching, run_compiled
+from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax.bo.timing import StepClock
 from tests.bo_helpers import FAST, drive, with_
 
 N_STEPS = 2
@@ -30,11 +34,11 @@ ROBUST_VARIANTS = ("robust_ei", "robust_mt_ei", "robust_mf_gp_ucb")
 def test_every_rule_makes_the_same_decisions_in_both_loops(strategy):
     prob = _problem(strategy)
     settings = with_(FAST, strategy=strategy)
-    clock = loop.StepClock()
+    clock = StepClock()
     t0 = time.perf_counter()
     h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=N_STEPS, clock=clock)
     wall = time.perf_counter() - t0
-    opt = loop.AskTell(tasks.problem_task(prob), settings, seed=0)
+    opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, N_STEPS)
 
     assert int(h.n_evals[0]) == N_STEPS  # the evaluation cap stops the run
@@ -110,7 +114,7 @@ def test_lockstep_batching_and_a_refit_schedule_agree_with_ask_tell():
     np.testing.assert_array_equal(runs["map"].z, runs["vmap"].z)
     # vmapped programs fuse differently: agreement to rounding (measured max |dx| 8.9e-12)
     np.testing.assert_allclose(runs["map"].x, runs["vmap"].x, rtol=0, atol=1e-10)
-    chosen = drive(loop.AskTell(tasks.problem_task(prob), settings, seed=1), prob, 3)
+    chosen = drive(AskTell(tasks.problem_task(prob), settings, seed=1), prob, 3)
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), runs["map"].x[1], rtol=0, atol=X_TOL)
 
 
@@ -127,8 +131,8 @@ def test_fit_stage_without_refit_keeps_the_hyper_parameters():
         np.testing.assert_array_equal(np.asarray(kept.params[name]), np.asarray(params[name]))
     nlml = lambda p: float(kernel.fitting.neg_log_marginal(task.spec, p, kept.scaling, b.x, b.z, b.y, b.mask))
     assert nlml(fitted.params) < nlml(params) - 1.0
-    assert [bool(kernel.refit_at(loop.BOSettings(refit_every=3), k)) for k in range(5)] == [True, False, False,
-                                                                                           True, False]
+    assert [bool(kernel.refit_at(BOSettings(refit_every=3), k)) for k in range(5)] == [True, False, False,
+                                                                                      True, False]
 
 
 def test_run_compiled_rejects_bad_arguments():
@@ -136,17 +140,17 @@ def test_run_compiled_rejects_bad_arguments():
     task = tasks.problem_task(prob)
     bench = tasks.problem_benchmark(prob)
     with pytest.raises(ValueError, match="budget must be > 0"):
-        loop.run_compiled(bench, task, 0.0, [0], FAST)
+        run_compiled(bench, task, 0.0, [0], FAST)
     with pytest.raises(ValueError, match="a Benchmark"):
-        loop.run_compiled(prob, task, 10.0, [0], FAST)
+        run_compiled(prob, task, 10.0, [0], FAST)
     with pytest.raises(ValueError, match="batching must be"):
-        loop.run_compiled(bench, task, 10.0, [0], FAST, batching="pmap")
+        run_compiled(bench, task, 10.0, [0], FAST, batching="pmap")
     with pytest.raises(ValueError, match="strategy 'boca' needs a continuous fidelity; problem has discrete"):
-        loop.run_compiled(bench, task, 10.0, [0], loop.BOSettings(strategy="boca"))
+        run_compiled(bench, task, 10.0, [0], BOSettings(strategy="boca"))
 
 
 def test_backend_batching_is_map_on_cpu():
-    assert jax.default_backend() != "cpu" or loop.backend_batching() == {"batching": "map",
+    assert jax.default_backend() != "cpu" or backend_batching() == {"batching": "map",
                                                                         "min_buffer": kernel.MIN_BUFFER}
 
 
@@ -157,14 +161,14 @@ def test_issue13_levers_make_the_same_decisions_in_both_loops():
     prob = problems.get_problem("forrester")
     settings = with_(FAST, incumbent_rule="target", protect_target=True, boundary_frac=0.25, local_frac=0.25)
     h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=3)
-    opt = loop.AskTell(tasks.problem_task(prob), settings, seed=0)
+    opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, 3)
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), h.x[0, :3], rtol=0, atol=X_TOL)
     np.testing.assert_allclose([z for _, z in chosen], h.z[0, :3], rtol=0, atol=X_TOL)
     # the "global" recommendation: the same x in both drivers, never worse in the model's eyes
     glob = with_(FAST, incumbent_rule="global")
     hg = tasks.run_problem(prob, 1e9, [0], glob, max_evals=2)
-    og = loop.AskTell(tasks.problem_task(prob), glob, seed=0)
+    og = AskTell(tasks.problem_task(prob), glob, seed=0)
     drive(og, prob, 2)
     og.ask()  # the fit of step 2, as the compiled run's last record
     xg, mg = og.incumbent()

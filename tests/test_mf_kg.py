@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import rules, strategies
+from mumbo_jax.bo import kernel, rules
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.rules_contrib import mf_kg
 from tests.bo_helpers import FAST, with_
@@ -118,14 +118,14 @@ def _brute_force_kg(task, post, x, z, y, xa, xc, zc, n_fantasies, rng):
     """E over fantasies y_c ~ p(y_c | data) of max over xa u {xc} of the new mean of g,
     minus the current max, by conditioning a dense numpy GP on every fantasy (units of y)."""
     spec, sc = task.spec, post.scaling
-    kernel = models.build_kernel(spec, post.params)
+    kxz = models.build_kernel(spec, post.params)
     noise = np.asarray(post.noise)[np.asarray(posterior.noise_index(spec, jnp.asarray(models.scale_inputs(
         spec, sc, x, z)[1])))]
     xs = np.vstack([x, xc[None]])
     zs = np.append(z, zc)
     xu, zu = (np.asarray(a) for a in models.scale_inputs(spec, sc, xs, zs))
     zu = zu.astype(np.int32) if spec.discrete else zu
-    k_all = np.asarray(kernel((jnp.asarray(xu), jnp.asarray(zu)), (jnp.asarray(xu), jnp.asarray(zu))))
+    k_all = np.asarray(kxz((jnp.asarray(xu), jnp.asarray(zu)), (jnp.asarray(xu), jnp.asarray(zu))))
     noise_c = float(np.asarray(post.noise)[np.asarray(posterior.noise_index(spec, jnp.asarray(zu[-1:])))][0])
     n = len(z)
     ys = (y - float(sc.y_mean)) / float(sc.y_scale)
@@ -140,7 +140,7 @@ def _brute_force_kg(task, post, x, z, y, xa, xc, zc, n_fantasies, rng):
     zt = np.asarray(posterior.internal_target(post, task.target))
     w = np.asarray(task.target.weights)
     pu, _ = models.scale_inputs(spec, sc, pts, np.zeros(len(pts)))
-    k_g = sum(w[j] * np.asarray(kernel((jnp.asarray(pu), jnp.full(len(pts), zt[j])),
+    k_g = sum(w[j] * np.asarray(kxz((jnp.asarray(pu), jnp.full(len(pts), zt[j])),
                                        (jnp.asarray(xu), jnp.asarray(zu)))) for j in range(len(zt)))  # [P+1, n+1]
     mean_now = k_g[:, :n] @ np.linalg.solve(k_nn, ys)
     k_aug = k_all + np.diag(np.append(noise, noise_c))
@@ -234,7 +234,7 @@ def test_mf_kg_runs_in_the_loop_and_a_variant_sees_its_own_options():
         seen.append(ctx.options["n_random"])
         acq = small.acquisition(ctx)
         assert acq.args[2].xu.shape == (5, 1)  # n_best + n_random points in A
-        prop = strategies.propose(ctx.settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0))
+        prop = kernel.propose(ctx.settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0))
         assert np.isfinite(float(prop.alpha)) and float(prop.alpha) >= 0 and seen == [4]
     finally:
         rules.unregister("mf_kg_small_test")

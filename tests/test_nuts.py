@@ -9,15 +9,17 @@ import pytest
 pytest.importorskip("blackjax")
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import incumbent, loop, rules  # noqa: E402
+from mumbo_jax.bo import incumbent, rules  # noqa: E402
+from mumbo_jax.bo.asktell import AskTell  # noqa: E402
+from mumbo_jax.bo.settings import make_task  # noqa: E402
 from mumbo_jax.gp import fitting, marginal, models, posterior  # noqa: E402
 from tests.bo_helpers import FAST, drive, with_  # noqa: E402
-from tests.test_calibration import _data  # noqa: E402
+from tests.test_calibration import calibration_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def fitted():
-    x, z, y = _data(n=20)
+    x, z, y = calibration_data(n=20)
     spec = models.icm_model([(0.0, 1.0)] * 2, 2)
     mask = np.ones(len(y))
     scaling = models.make_scaling(spec, jnp.asarray(y), jnp.asarray(mask))
@@ -91,7 +93,7 @@ def test_mumbo_on_samples_is_the_mean_of_the_per_sample_gains(fitted):
 def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
     prob = problems.get_problem("forrester")
     settings = with_(FAST, hmc_samples=3, hmc_warmup=10, hmc_max_doublings=3, refit_every=2)
-    opt = loop.AskTell(tasks.problem_task(prob), settings, seed=0)
+    opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, 3)
     assert len(chosen) == 3
     assert np.asarray(opt.params["log_ls"]).shape[0] == 3  # the samples are the next warm start
@@ -99,7 +101,7 @@ def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
     assert np.all(np.isfinite(x)) and np.isfinite(mu) and np.isfinite(sd) and sd > 0
     # a state saved with samples restores under MAP settings from the saved MAP
     state = opt.state_dict()
-    back = loop.AskTell.from_state(opt.task, FAST, state)
+    back = AskTell.from_state(opt.task, FAST, state)
     np.testing.assert_array_equal(np.asarray(back.params["log_ls"]), np.asarray(opt.params["log_ls"])[0])
     xb, _ = back.ask()
     assert np.all(np.isfinite(xb))
@@ -130,7 +132,7 @@ def test_gstar_under_samples_shares_one_grid_out_over_the_samples(fitted):
 
     post, singles = _stacked(fitted, n=4)
     spec = fitted[0]
-    task = loop.make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities([10.0, 1.0]))
+    task = make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities([10.0, 1.0]))
     settings = BOSettings(hmc_samples=4)
     full = maxvalue.default_grid_size(spec.dim, "gumbel")
     assert kernel.gstar_grid_size(settings, task) == full // 4

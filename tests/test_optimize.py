@@ -10,7 +10,7 @@ from mumbo_jax.gp import fitting
 from mumbo_jax.bo import optimize
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.benchmarks.tasks import problem_task
-from mumbo_jax.bo.rules import mumbo_alpha as _mumbo_alpha
+from mumbo_jax.bo.rules import mumbo_alpha
 
 
 def _fixed_posterior(name, n_per_fid, seed=0):
@@ -58,7 +58,7 @@ def _best_random(acq, space, bounds, n, key):
 @pytest.mark.parametrize("name", ["hartmann3", "currin_continuous"])
 def test_maximiser_beats_100k_random_candidates(name, fixed_posterior):
     prob, task, post, gstar = fixed_posterior(name)
-    acq = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar)
+    acq = jax.tree_util.Partial(mumbo_alpha, post, task.target, gstar)
     bounds = jnp.asarray(prob.bounds)
     prop = optimize.maximise(jax.random.PRNGKey(1), acq, bounds, task.space, n_candidates=2000, n_starts=8,
                              n_steps=50)
@@ -111,7 +111,7 @@ def test_mumbo_is_differentiable_in_x_everywhere(fixed_posterior):
     # the maximiser test's Hartmann-3 posterior (8 training x at each of the 3 fidelities;
     # this test used its own with 6): the claim is about every x, training points included
     prob, task, post, gstar = fixed_posterior("hartmann3")
-    acq = jax.tree_util.Partial(_mumbo_alpha, post, task.target, gstar)
+    acq = jax.tree_util.Partial(mumbo_alpha, post, task.target, gstar)
     x_train = post.scaling.x_lower + post.scaling.x_width * post.x[:8]
     corners = jnp.asarray([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
     xs = jnp.concatenate([x_train, corners, problems.sample_inputs(prob, jax.random.PRNGKey(5), 20)])

@@ -203,6 +203,22 @@ def test_padding_mask_changes_nothing():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
+
+def test_evaluated_inputs_in_box_units_and_of_a_stacked_posterior():
+    """The training inputs back in box units (padding rows kept); a stacked posterior
+    (hyper-parameter samples) gives the same rows: the data of every sample."""
+    spec = SPECS["icm"]
+    x, z, y = make_data(spec, 12, seed=3)
+    mask = np.r_[np.ones(10), 0.0, 0.0]
+    p = models.default_params(spec)
+    post = posterior.condition(spec, p, x, z, y, mask=mask)
+    np.testing.assert_allclose(posterior.evaluated_inputs(post), x, rtol=1e-12, atol=1e-12)
+    other = models.random_params(spec, jax.random.PRNGKey(1))
+    params = jax.tree_util.tree_map(lambda a, b: jnp.stack([a, b]), p, other)
+    stacked = jax.vmap(lambda q: posterior.condition(spec, q, x, z, y, mask=mask))(params)
+    assert stacked.alpha.shape == (2, 12)
+    np.testing.assert_array_equal(posterior.evaluated_inputs(stacked), posterior.evaluated_inputs(post))
+
 def test_moments_differentiable_in_x():
     spec = SPECS["fabolas"]
     x, z, y = make_data(spec, 15, seed=10)

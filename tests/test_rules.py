@@ -1,6 +1,7 @@
 """The decision-rule records and their table: derived names, checks, errors."""
 
 import dataclasses
+import importlib.util
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +9,9 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import loop, optimize, rules, strategies
+from mumbo_jax.bo import kernel, optimize, rules
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.settings import BOSettings, make_task
 from mumbo_jax.gp import models, posterior
 
 
@@ -22,9 +25,9 @@ def test_table_and_derived_names():
     assert set(rules.USES_GSTAR) >= {"mumbo", "mes", "mf_gibbon"} and "ei" not in rules.USES_GSTAR
     assert [n for n in rules.TARGET_ONLY if n in BUILTIN] == ["mes", "random", "ei", "ucb"]
     assert rules.DISCRETE_ONLY[:1] == ("mf_gp_ucb",) and rules.CONTINUOUS_ONLY[:1] == ("boca",)
-    # the names run/ reads today are the table's
-    assert strategies.STRATEGIES is rules.STRATEGIES and loop.STRATEGIES is rules.STRATEGIES
-    assert strategies.DISCRETE_ONLY is rules.DISCRETE_ONLY
+    # one home for the names: the re-export modules bo/loop.py and bo/strategies.py are gone
+    assert importlib.util.find_spec("mumbo_jax.bo.loop") is None
+    assert importlib.util.find_spec("mumbo_jax.bo.strategies") is None
     builtin = {n: rules.RULES[n] for n in BUILTIN}
     assert {n for n, r in builtin.items() if r.second_stage is not None} == {"mt_ei", "mf_gp_ucb", "boca"}
     assert {n for n, r in builtin.items() if r.replays_history} == {"mf_gp_ucb", "boca"}
@@ -51,33 +54,33 @@ def test_check_rule_one_line_errors():
 
 def test_rules_that_need_one_target_fidelity_reject_a_combined_target():
     spec = models.icm_model([(0.0, 1.0)], 3)
-    task = loop.make_task(spec, posterior.task_mean(3), optimize.discrete_fidelities([1.0, 1.0, 1.0]))
+    task = make_task(spec, posterior.task_mean(3), optimize.discrete_fidelities([1.0, 1.0, 1.0]))
     for name in ("ei", "mes", "random", "ucb", "mf_gp_ucb"):
         with pytest.raises(ValueError, match=f"strategy '{name}' needs the target to be one fidelity"):
             rules.check_rule_for_task(name, task)
         with pytest.raises(ValueError, match="needs the target to be one fidelity"):
-            loop.AskTell(task, loop.BOSettings(strategy=name))
+            AskTell(task, BOSettings(strategy=name))
     for name in ("mumbo", "mt_ei", "mtbo"):
         assert rules.check_rule_for_task(name, task).name == name
 
 
 def test_settings_checks():
     with pytest.raises(ValueError, match="unknown strategy 'nonsense'"):
-        loop.BOSettings(strategy="nonsense")
+        BOSettings(strategy="nonsense")
     with pytest.raises(ValueError, match="n_gstar must be a positive integer"):
-        loop.BOSettings(n_gstar=0)
+        BOSettings(n_gstar=0)
     with pytest.raises(ValueError, match=r"n_starts \(9\) exceeds the number of scored candidates \(8 = n_candidates 8 x 1"):
-        loop.BOSettings(n_candidates=8, n_starts=9)
+        BOSettings(n_candidates=8, n_starts=9)
     with pytest.raises(ValueError, match="unknown gain 'quad'"):
-        loop.BOSettings(gain="quad")
+        BOSettings(gain="quad")
     with pytest.raises(ValueError, match="strategy 'ei' has no gain path"):
-        loop.BOSettings(strategy="ei", gain="simpson")
+        BOSettings(strategy="ei", gain="simpson")
     with pytest.raises(ValueError, match="ucb_beta"):
-        loop.BOSettings(strategy="ucb", ucb_beta=-1.0)
+        BOSettings(strategy="ucb", ucb_beta=-1.0)
     with pytest.raises(ValueError, match="mtbo_representers must be <="):
-        loop.BOSettings(strategy="mtbo", mtbo_representers=rules.MTBO_POOL + 1)
-    assert rules.rule_for(loop.BOSettings(gain="simpson")).gain == "simpson"
-    assert rules.rule_for(loop.BOSettings()).gain == "table"
+        BOSettings(strategy="mtbo", mtbo_representers=rules.MTBO_POOL + 1)
+    assert rules.rule_for(BOSettings(gain="simpson")).gain == "simpson"
+    assert rules.rule_for(BOSettings()).gain == "table"
     # the maximiser's own check is the same function
     with pytest.raises(ValueError, match=r"n_starts \(8\) exceeds the number of scored candidates \(4 = n_candidates 4 x 1"):
         optimize.maximise(None, lambda x, z: x[:, 0], jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
@@ -94,9 +97,9 @@ def test_bo_evaluations_skip_the_design_rows():
     post = posterior.condition(task.spec, models.default_params(task.spec), x, z, y, mask)
     np.testing.assert_array_equal(np.asarray(rules.bo_evaluations(post, 4)), [0, 0, 0, 0, 1, 1, 1, 0, 0, 0])
     # a rule that replays its history cannot run without the count
-    settings = loop.BOSettings(strategy="mf_gp_ucb", n_candidates=20, n_starts=2)
+    settings = BOSettings(strategy="mf_gp_ucb", n_candidates=20, n_starts=2)
     with pytest.raises(ValueError, match="replays its own BO evaluations: pass n_design"):
-        strategies.propose(settings, task, post, jnp.zeros(10), None)
+        kernel.propose(settings, task, post, jnp.zeros(10), None)
 
 
 # --------------------------------------------------------------------------- issue 13 levers
@@ -134,15 +137,15 @@ def test_incumbent_rules_against_a_direct_argmax():
     with pytest.raises(ValueError, match="incumbent rule"):
         incumbent(post, task.target, "best")
     with pytest.raises(ValueError, match="unknown incumbent_rule 'best'"):
-        loop.BOSettings(incumbent_rule="best")
+        BOSettings(incumbent_rule="best")
     with pytest.raises(ValueError, match="protect_target"):
-        loop.BOSettings(protect_target=1)
+        BOSettings(protect_target=1)
     with pytest.raises(ValueError, match="boundary_frac"):
-        loop.BOSettings(boundary_frac=2.0)
+        BOSettings(boundary_frac=2.0)
     with pytest.raises(ValueError, match="local_frac"):
-        loop.BOSettings(local_frac=-0.5)
+        BOSettings(local_frac=-0.5)
     with pytest.raises(ValueError, match="at most 1"):
-        loop.BOSettings(local_frac=0.5, boundary_frac=0.75)
+        BOSettings(local_frac=0.5, boundary_frac=0.75)
 
 
 def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
@@ -192,14 +195,14 @@ def test_protect_target_replaces_a_cheap_proposal_until_the_target_is_seen():
     from mumbo_jax.bo import kernel
     task, post, x, z, y = _cheap_outlier_posterior()
     prop = optimize.Proposal(jnp.asarray([0.5, 0.5]), jnp.asarray(1), jnp.asarray(1.0), jnp.asarray(1.0))
-    out = strategies.protect_target(task, post, prop)
+    out = kernel.protect_target(task, post, prop)
     np.testing.assert_allclose(out.x, x[5], atol=1e-12)
     assert int(out.z) == 0 and float(out.score) == 0.0
     # once x[5] has a target evaluation the acquisition's proposal stands
     b2 = kernel.pad_buffers(np.vstack([x, x[5]]), np.append(z, 0.0), np.append(y, 40.0), 16)
     from tests.bo_helpers import FAST
     post2 = kernel.fit_stage(FAST, task, b2, post.params, jax.random.PRNGKey(0), refit=False)
-    out2 = strategies.protect_target(task, post2, prop)
+    out2 = kernel.protect_target(task, post2, prop)
     np.testing.assert_allclose(out2.x, prop.x)
     assert int(out2.z) == 1
 

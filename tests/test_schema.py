@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mumbo_jax.bo.loop import BOSettings
+from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.run import cli, config
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, render_markdown, render_text
 from mumbo_jax.run.tune import TUNE_SECTIONS

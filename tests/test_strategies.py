@@ -9,7 +9,8 @@ from scipy import stats
 
 from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, loop, optimize, strategies
+from mumbo_jax.bo import kernel, optimize
+from mumbo_jax.bo.settings import make_task
 from mumbo_jax.gp import fitting, models, posterior
 from tests.bo_helpers import FAST, with_
 
@@ -33,7 +34,7 @@ def _propose(task, post, strategy, key=3, **kw):
     structure, whatever the settings' numbers)."""
     settings = with_(FAST, strategy=strategy, **kw)
     gstar = kernel.gstar_stage(settings, task, post, jax.random.PRNGKey(2))
-    return strategies.propose(settings, task, post, gstar, jax.random.PRNGKey(key), None, jnp.asarray(0))
+    return kernel.propose(settings, task, post, gstar, jax.random.PRNGKey(key), None, jnp.asarray(0))
 
 
 def _ei_reference(mu, sd, eta):
@@ -76,7 +77,7 @@ def test_mf_gp_ucb_fidelity_follows_beta(discrete):
 @pytest.mark.parametrize("strategy", ["ei", "random", "mes", "ucb"])
 def test_target_only_rules_query_the_declared_target(discrete, strategy):
     prob, task0, post = discrete
-    task1 = loop.make_task(task0.spec, posterior.target_fidelity(1), task0.space)
+    task1 = make_task(task0.spec, posterior.target_fidelity(1), task0.space)
     assert int(_propose(task1, post, strategy).z) == 1
     assert int(_propose(task0, post, strategy).z) == 0
 
@@ -85,10 +86,10 @@ def test_mumbo_scores_the_declared_target(discrete):
     """With target_fidelity(1), MUMBO's score at its proposal is the gain about g = f(., 1)
     (recomputed from the joint moments for that target), not about f(., 0)."""
     _, task0, post = discrete
-    task1 = loop.make_task(task0.spec, posterior.target_fidelity(1), task0.space)
+    task1 = make_task(task0.spec, posterior.target_fidelity(1), task0.space)
     settings = with_(FAST, strategy="mumbo")
     gstar = kernel.gstar_stage(settings, task1, post, jax.random.PRNGKey(2))
-    prop = strategies.propose(settings, task1, post, gstar, jax.random.PRNGKey(3), None, jnp.asarray(0))
+    prop = kernel.propose(settings, task1, post, gstar, jax.random.PRNGKey(3), None, jnp.asarray(0))
     x, z = prop.x[None], jnp.atleast_1d(prop.z)
 
     def gain(target):
@@ -110,9 +111,9 @@ def test_learned_cost_divides_single_stage_rules_only(discrete):
     settings = with_(FAST, strategy="ei")
     gstar = jnp.zeros(FAST.n_gstar)
     key = jax.random.PRNGKey(3)
-    base = strategies.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
+    base = kernel.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
     const = jax.tree_util.Partial(lambda c, x, z: c * jnp.ones(x.shape[0]), jnp.asarray(4.0))
-    scaled = strategies.propose(settings, task, post, gstar, key, const, jnp.asarray(0))
+    scaled = kernel.propose(settings, task, post, gstar, key, const, jnp.asarray(0))
     np.testing.assert_allclose(np.asarray(scaled.x), np.asarray(base.x), atol=1e-12)
     # known cost at the target is 10, the learned one 4
     np.testing.assert_allclose(float(scaled.score) * 4.0, float(base.score) * 10.0, rtol=1e-10)

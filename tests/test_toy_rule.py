@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import loop, rules
+from mumbo_jax.bo import rules
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.run import cli, config
 from tests.bo_helpers import FAST, drive, with_
 
@@ -42,7 +44,7 @@ def test_a_registered_rule_is_in_every_list_at_once(toy):
     assert NAME in rules.STRATEGIES and rules.STRATEGIES[-1] == NAME
     assert NAME not in rules.TARGET_ONLY and NAME not in rules.USES_GSTAR
     assert NAME not in rules.DISCRETE_ONLY and NAME not in rules.CONTINUOUS_ONLY
-    assert loop.BOSettings(strategy=NAME).strategy == NAME
+    assert BOSettings(strategy=NAME).strategy == NAME
     assert config.STRATEGY_PRESETS[NAME] == {"strategy": NAME}
     assert NAME in config.RUN.field("strategy").allowed()
     assert NAME in config.STRATEGY_TABLE.field("strategy").allowed()
@@ -56,7 +58,7 @@ def test_a_registered_rule_is_in_every_list_at_once(toy):
 
 def test_the_toy_rule_through_ask_tell(toy):
     prob = problems.get_problem("forrester")
-    opt = loop.AskTell(tasks.problem_task(prob), with_(FAST, strategy=NAME), seed=0)
+    opt = AskTell(tasks.problem_task(prob), with_(FAST, strategy=NAME), seed=0)
     chosen = drive(opt, prob, 2)
     assert len(chosen) == 2
     for x, z in chosen:

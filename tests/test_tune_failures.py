@@ -58,13 +58,13 @@ def test_tell_failure_is_imputed_pessimistically_and_kept_in_the_state():
     opt.tell_failure(x, z)
     opt.tell_failure(x, z)  # the same failure twice (a retry) is one row
     assert len(opt.failed) == 1 and len(opt.pending()) == 1  # a failure leaves the pending point pending
-    b = opt._buffers()
+    b = opt.buffers()
     assert int(b.mask.sum()) == 5 and b.y[4] == pytest.approx(opt.imputed_value())
     np.testing.assert_allclose(b.x[4], x)
     state = json.loads(json.dumps(opt.state_dict()))
     again = asktell.AskTell.from_state(opt.task, opt.settings, state)
     assert again.failed == opt.failed
-    np.testing.assert_array_equal(again._buffers().y, b.y)
+    np.testing.assert_array_equal(again.buffers().y, b.y)
     with pytest.raises(ValueError, match="outside the search box"):
         opt.tell_failure(np.asarray(x) + 100.0, z)
 
@@ -73,7 +73,7 @@ def test_failure_before_any_success_waits_for_a_value():
     opt, _ = opt_of()
     x, z = opt.ask()
     opt.tell_failure(x, z)
-    assert opt.imputed_value() is None and opt._n_rows() == 0
+    assert opt.imputed_value() is None and int(opt.buffers().mask.sum()) == 0
 
 
 # a known failing region: f(a) = a on [0, 1] maximised, failing for a > 0.6 (the optimum
@@ -111,10 +111,10 @@ def test_failure_classifier_learns_the_failing_region():
         opt.tell([a, rng.uniform()], 0, a)
     for a, b in ((0.75, 0.1), (0.9, 0.5), (0.8, 0.9)):  # failing for a > 0.6, whatever b
         opt.tell_failure([a, b], 0)
-    classifier = opt._failure_classifier()
-    assert opt._likely_failure(classifier, [0.95, 0.0], 0)  # a corner no failure was seen at
-    assert opt._likely_failure(classifier, [0.85, 0.7], 0)
-    assert not opt._likely_failure(classifier, [0.2, 0.5], 0)
-    assert not opt._likely_failure(classifier, [0.4, 1.0], 0)
+    classifier = opt.failure_classifier()
+    assert opt.likely_failure(classifier, [0.95, 0.0], 0)  # a corner no failure was seen at
+    assert opt.likely_failure(classifier, [0.85, 0.7], 0)
+    assert not opt.likely_failure(classifier, [0.2, 0.5], 0)
+    assert not opt.likely_failure(classifier, [0.4, 1.0], 0)
     x, z = opt.ask()  # the proposal avoids the failing region
     assert x[0] < 0.6, x

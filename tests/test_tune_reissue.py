@@ -2,7 +2,6 @@
 once its reissue finished (it would be journaled twice)."""
 
 from mumbo_jax.run.tune import schedule
-from mumbo_jax.run.tune.session import _first_of_each_evaluation
 
 
 def issued(i, point, reissue_of=None):
@@ -28,4 +27,4 @@ def test_a_finished_reissue_stands_for_the_lost_original():
 
 def test_replay_keeps_one_result_per_evaluation():
     evals = [result(0, 0), result(2, 1), result(5, 1), result(6, 2)]
-    assert [r["id"] for r in _first_of_each_evaluation(evals)] == [0, 2, 6]
+    assert [r["id"] for r in schedule.first_results(evals)] == [0, 2, 6]

@@ -36,7 +36,7 @@ def test_csv_warm_start_takes_the_place_of_design_points(tmp_path):
     parsed = parse_tune_config(header["config"])
     opt = tuning.replay(make_tune_task(parsed), parsed.settings(), 0, evals, warm=warm)
     n_ok = sum(r["status"] == "ok" for r in evals)
-    assert opt.n_design == N_DESIGN == 8 and len(opt.x) == 4 + n_ok and len(opt._design_done) == 4 + n_ok
+    assert opt.n_design == N_DESIGN == 8 and len(opt.x) == 4 + n_ok and len(opt.state_dict()["design_done"]) == 4 + n_ok
     # another run warm-started from this run's journal (its folder) by the command line
     (tmp_path / "t.toml").write_text(
         '[objective]\nfunction = "mumbo_jax.benchmarks.examples:train_demo"\ndirection = "maximise"\n'

@@ -64,7 +64,9 @@ def public_names() -> dict[str, str]:
     return {f"{m}.{n}": f"api/{h}.md" for (m, n), h in homes(modules).items()}
 
 
-def _page(module: str, names: list[str], home: dict) -> str:
+def module_page(module: str, names: list[str], home: dict) -> str:
+    """The markdown of ``api/<module>.md``: the names of ``names`` whose home (``home``, from
+    :func:`homes`) is ``module`` rendered there, the others in a table linking to their home."""
     own = [n for n in names if home[(module, n)] == module]
     other = [n for n in names if home[(module, n)] != module]
     lines = [f"# `{module}`", ""]
@@ -131,7 +133,7 @@ def on_files(files, config):
     home = homes(modules)
     pages = {"api/index.md": _index(modules, home)}
     for m, names in modules.items():
-        pages[f"api/{m}.md"] = _page(m, names, home)
+        pages[f"api/{m}.md"] = module_page(m, names, home)
     for rel, text in pages.items():
         files.append(File.generated(config, rel, content=text))
     return files

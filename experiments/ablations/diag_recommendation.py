@@ -20,7 +20,8 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import incumbent, loop, optimize  # noqa: E402
+from mumbo_jax.bo import incumbent, optimize  # noqa: E402
+from mumbo_jax.bo.asktell import AskTell  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
 BUDGET = 150.0
@@ -43,7 +44,7 @@ def part1(prob, seed):
 
 def part2(prob, seed):
     task = tasks.problem_task(prob)
-    opt = loop.AskTell(task, BOSettings(strategy="mumbo", refit_every=5, local_frac=0.25), seed=seed)
+    opt = AskTell(task, BOSettings(strategy="mumbo", refit_every=5, local_frac=0.25), seed=seed)
     spent, bounds = 0.0, jnp.asarray(prob.bounds)
     while spent < BUDGET:
         design = opt.in_initial_design

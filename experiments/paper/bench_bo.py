@@ -38,7 +38,11 @@ try:
 except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
-from mumbo_jax.bo import loop
+from mumbo_jax.bo import rules
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.kernel import MIN_BUFFER
+from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax.bo.timing import StepClock
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "bench_bo.jsonl"
@@ -55,8 +59,8 @@ def _record(row, out=None):
 
 def regret(args):
     prob = problems.get_problem(args.problem)
-    settings = loop.BOSettings(strategy=args.strategy, refit_every=args.refit_every)
-    clock = loop.StepClock(on_step=lambda s, k, info: print(
+    settings = BOSettings(strategy=args.strategy, refit_every=args.refit_every)
+    clock = StepClock(on_step=lambda s, k, info: print(
         f"  seed {s} step {k}: cost {info['spent']:.0f}/{args.budget:g}, fidelity {info['z']:g}, "
         f"regret {info['regret']:.2e}", flush=True) if s == 0 and k % args.print_every == 0 else None)
     t0 = time.perf_counter()
@@ -96,7 +100,7 @@ def regret(args):
 def overhead(args):
     prob = problems.get_problem("hartmann3")
     task = tasks.problem_task(prob)
-    opt = loop.AskTell(task, loop.BOSettings(), seed=args.seed)
+    opt = AskTell(task, BOSettings(), seed=args.seed)
     times = []
     while len(opt.x) < 60:
         design = opt.in_initial_design
@@ -120,13 +124,13 @@ def main():
     sub = parser.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("regret")
     r.add_argument("--problem", default="forrester", choices=sorted(problems.PROBLEMS))
-    r.add_argument("--strategy", default="mumbo", choices=loop.STRATEGIES)
+    r.add_argument("--strategy", default="mumbo", choices=rules.STRATEGIES)
     r.add_argument("--budget", type=float, default=200.0)
     r.add_argument("--seeds", type=int, default=10)
     r.add_argument("--max-evals", type=int, default=100)
     r.add_argument("--refit-every", type=int, default=1, help="BOSettings.refit_every")
     r.add_argument("--batching", default="map", choices=("map", "vmap"))
-    r.add_argument("--min-buffer", type=int, default=loop.MIN_BUFFER, help="rows of the first buffer")
+    r.add_argument("--min-buffer", type=int, default=MIN_BUFFER, help="rows of the first buffer")
     r.add_argument("--print-every", type=int, default=1, help="print seed 0's every k-th step")
     r.add_argument("--partial", default=None, help="JSON file rewritten after each buffer size")
     r.add_argument("--jsonl", default=None, help="results file (default docs/data/bench_bo.jsonl)")

@@ -42,26 +42,28 @@ jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 from mumbo_jax.gp import costmodel, models, posterior
 from mumbo_jax.benchmarks import hpo
-from mumbo_jax.bo import loop, optimize
-from mumbo_jax.bo import strategies
+from mumbo_jax.bo import optimize, rules
+from mumbo_jax.bo import settings as bo_settings
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.settings import BOSettings, Task
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "ei", "random")
-SETTINGS = loop.BOSettings(n_gstar=5, n_candidates=1000, n_starts=8, n_polish_steps=30, fit_restarts=2,
-                           fit_max_iter=50)
+SETTINGS = BOSettings(n_gstar=5, n_candidates=1000, n_starts=8, n_polish_steps=30, fit_restarts=2,
+                      fit_max_iter=50)
 
 
 def full_data_strategy() -> str:
     """EI at the full data if the library has it, else MES at the target."""
-    return "ei" if "ei" in strategies.STRATEGIES else "mes"
+    return "ei" if "ei" in rules.STRATEGIES else "mes"
 
 
-def make_task(obj: hpo.SubsetSVM) -> loop.Task:
+def make_task(obj: hpo.SubsetSVM) -> Task:
     spec = models.fabolas_model(obj.bounds, obj.fidelity_bounds)
     # a placeholder known cost (2^z, proportional to the data size): every tell passes
     # the measured seconds, and MUMBO divides by the learned cost instead
     space = optimize.continuous_fidelity(obj.fidelity_bounds, _data_size_cost)
-    return loop.make_task(spec, posterior.target_value(obj.target_fidelity), space)
+    return bo_settings.make_task(spec, posterior.target_value(obj.target_fidelity), space)
 
 
 def _data_size_cost(z):
@@ -71,12 +73,12 @@ def _data_size_cost(z):
 def _optimiser(method, task, settings, seed, n_design_settings):
     if method == "mumbo":
         design = hpo.subset_design(task.spec.bounds, n_design_settings, seed=seed)
-        return loop.AskTell(task, settings, seed, cost_model=costmodel.cost_model_for(task), design=design)
+        return AskTell(task, settings, seed, cost_model=costmodel.cost_model_for(task), design=design)
     rng = np.random.default_rng(seed)
     b = np.asarray(task.spec.bounds)
     x0 = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=(2 * task.spec.dim, task.spec.dim))
     design = (x0, np.full(x0.shape[0], float(task.target_z[0])))
-    return loop.AskTell(task, dataclasses.replace(settings, strategy=full_data_strategy()), seed, design=design)
+    return AskTell(task, dataclasses.replace(settings, strategy=full_data_strategy()), seed, design=design)
 
 
 def warm_up(task, settings, methods, n_design_settings):

@@ -41,32 +41,34 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 from mumbo_jax.benchmarks import hpo
-from mumbo_jax.bo import loop, optimize
+from mumbo_jax.bo import optimize, rules
+from mumbo_jax.bo import settings as bo_settings
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import models, posterior
-from mumbo_jax.bo import strategies
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "mt_ei", "cv_ei")
-SETTINGS = loop.BOSettings(n_gstar=5, n_candidates=500, n_starts=6, n_polish_steps=25, fit_restarts=2,
-                           fit_max_iter=50)
+SETTINGS = BOSettings(n_gstar=5, n_candidates=500, n_starts=6, n_polish_steps=25, fit_restarts=2,
+                      fit_max_iter=50)
 MODELS = {"svm": (hpo.fastcv_svm, 30), "gbm": (hpo.fastcv_gbm, 30)}
 
 
 def _two_stage_strategy() -> str:
-    if "mt_ei" not in strategies.STRATEGIES:
+    if "mt_ei" not in rules.STRATEGIES:
         raise SystemExit("this library has no 'mt_ei' strategy")
     return "mt_ei"
 
 
-def make_task(obj: hpo.KFoldObjective, method: str) -> loop.Task:
+def make_task(obj: hpo.KFoldObjective, method: str) -> Task:
     """Multi-task: ICM over K folds, target the fold mean, every fold costs one fit.
     Standard BO: one task (the CV mean), each query costs K fits."""
     k = obj.n_folds
     if method == "cv_ei":
-        return loop.make_task(models.icm_model(obj.bounds, 1, rank=1), posterior.target_fidelity(0),
-                              optimize.discrete_fidelities([float(k)]))
-    return loop.make_task(models.icm_model(obj.bounds, k, rank=2), posterior.task_mean(k),
-                          optimize.discrete_fidelities(np.ones(k)))
+        return bo_settings.make_task(models.icm_model(obj.bounds, 1, rank=1), posterior.target_fidelity(0),
+                                     optimize.discrete_fidelities([float(k)]))
+    return bo_settings.make_task(models.icm_model(obj.bounds, k, rank=2), posterior.task_mean(k),
+                                 optimize.discrete_fidelities(np.ones(k)))
 
 
 def run(method, obj, fits, seed, settings=SETTINGS, log=print):
@@ -76,7 +78,7 @@ def run(method, obj, fits, seed, settings=SETTINGS, log=print):
 
     strategy = {"mumbo": "mumbo", "mt_ei": _two_stage_strategy(), "cv_ei": "ei"}[method]
     task = make_task(obj, method)
-    opt = loop.AskTell(task, dataclasses.replace(settings, strategy=strategy), seed)
+    opt = AskTell(task, dataclasses.replace(settings, strategy=strategy), seed)
     k = obj.n_folds
     n_fits, evals, trace = 0, [], []
     t_start = time.perf_counter()

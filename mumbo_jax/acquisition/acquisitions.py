@@ -67,6 +67,7 @@ __all__ = [
     "esg_gain",
     "esg_gain_simpson",
     "mes_per_sample",
+    "ratio_table",
 ]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -274,12 +275,20 @@ def _table_grid():
 
 
 @functools.lru_cache(maxsize=1)
-def _ratio_table():
-    """Bicubic coefficients of G/MES on the (gamma, u) grid, filled by Simpson's rule.
+def ratio_table() -> np.ndarray:
+    """The table behind :func:`esg_gain`: bicubic coefficients of G/MES, the per-sample
+    MUMBO gain over the MES gain, on a grid of gamma in [-40, 8] (step 0.5, 97 nodes)
+    by u = asinh(2 rho^2 / sqrt(1 - rho^2)) (88 nodes up to sqrt(1 - rho^2) = e^-16),
+    filled by Simpson's rule.
 
-    Built once (lazily, ~1-1.5 s, mostly compiling the fill) with the same vectorised
-    Simpson rule as the reference path (201 nodes). Returned as numpy so it becomes a
-    constant in any trace.
+    Built once (lazily, ~1-1.5 s, mostly compiling the fill; cached, ``ratio_table.cache_clear()``
+    drops it) with the same vectorised Simpson rule as the reference path
+    :func:`esg_gain_simpson` (201 nodes), eagerly even when first called inside a trace.
+
+    Returns:
+        numpy ``[96 * 87, 16]``: per grid cell (gamma index major, u index minor) the
+        coefficients ``c[4a + b]`` of ``t_gamma^a t_u^b`` (cell-local coordinates in
+        [0, 1]); numpy, so that it becomes a constant in any trace.
     """
     require_x64("building the MUMBO gain table")  # a float32 table would stay cached
     gam, _, r, s = _table_grid()
@@ -305,7 +314,7 @@ def _table_u(rho2):
 
 def _table_ratio(gamma, u, s):
     """Interpolated G/MES at (gamma, u); gamma clamped to the table; linear in s past u_max."""
-    coef = jnp.asarray(_ratio_table()).reshape(-1)  # [cells * 16], c[4a + b]: tx^a ty^b
+    coef = jnp.asarray(ratio_table()).reshape(-1)  # [cells * 16], c[4a + b]: tx^a ty^b
     ng = int(round((_TAB_G1 - _TAB_G0) / _TAB_DG)) + 1
     du = _TAB_UMAX / (_TAB_NU - 1)
     x = (jnp.clip(gamma, _TAB_G0, _TAB_G1) - _TAB_G0) / _TAB_DG

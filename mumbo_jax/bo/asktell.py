@@ -220,7 +220,7 @@ class AskTell:
     pessimistic value, the worst y told so far minus :data:`FAILURE_MARGIN` of the range
     of the y told (recomputed at every ask, as SMAC imputes failed runs), so the rule
     stops proposing the failing region; and a proposal that a GP classifier of success
-    against failure (:meth:`_likely_failure`) expects to fail is imputed as a failure for
+    against failure (:meth:`likely_failure`) expects to fail is imputed as a failure for
     that ask and the rule proposes again (at most :data:`MAX_PRESUMED` times), so a
     failing region learnt from a few points is avoided elsewhere along it too. The
     recommendation (:meth:`incumbent`) comes from the successful evaluations alone.
@@ -293,9 +293,9 @@ class AskTell:
                              "one result before asking for a BO step")
         x, z, t = self._propose()
         if self.failed and self.y and not self.settings.hmc_samples:
-            classifier = self._failure_classifier()
+            classifier = self.failure_classifier()
             presumed = []  # proposals the classifier expects to fail: imputed as failures for this ask only
-            while len(presumed) < MAX_PRESUMED and self._likely_failure(classifier, x, z):
+            while len(presumed) < MAX_PRESUMED and self.likely_failure(classifier, x, z):
                 presumed.append((tuple(map(float, x)), z))
                 x, z, t2 = self._propose(presumed)
                 t = Timings(t.fit + t2.fit, t.gstar + t2.gstar, t.maximise + t2.maximise)
@@ -303,10 +303,11 @@ class AskTell:
         self._pending.append(Pending(tuple(map(float, x)), z, None))
         return x, z
 
-    def _failure_classifier(self):
-        """A GP fitted to the labels +1 (told) / -1 (failed): a least-squares GP
-        classifier on the task's own model, its hyper-parameters fitted by marginal
-        likelihood, so it learns which inputs the failures depend on."""
+    def failure_classifier(self) -> posterior.Posterior:
+        """The posterior of a GP fitted to the labels +1 (told) / -1 (failed, needs one
+        of each): a least-squares GP classifier on the task's own model, its
+        hyper-parameters fitted by marginal likelihood, so it learns which inputs the
+        failures depend on. Read it with :meth:`likely_failure`."""
         xs = np.asarray([*self.x, *(np.asarray(fx) for fx, _ in self.failed)])
         zs = np.asarray([*self.z, *(float(fz) for _, fz in self.failed)])
         labels = np.asarray([1.0] * len(self.x) + [-1.0] * len(self.failed))
@@ -320,9 +321,9 @@ class AskTell:
         return post
 
     @staticmethod
-    def _likely_failure(classifier, x, z) -> bool:
-        """Whether the failure classifier's mean at ``(x, z)`` is negative (failure more
-        likely than success)."""
+    def likely_failure(classifier: posterior.Posterior, x, z) -> bool:
+        """Whether the :meth:`failure_classifier`'s mean at ``x [d]``, ``z`` is negative
+        (failure more likely than success)."""
         mean, _ = posterior.predict(classifier, np.asarray(x, float)[None, :], np.asarray([z]))
         return float(np.asarray(mean)[0]) < 0.0
 
@@ -331,7 +332,7 @@ class AskTell:
         ``presumed`` ones, imputed) and the pending evaluations; updates the warm-start
         parameters and ``last_fit``."""
         k = len(self.x) + len(self._pending) - self.n_design
-        buffers = self._buffers(presumed=presumed)
+        buffers = self.buffers(presumed=presumed)
         n_rows = self._n_rows() + (len(presumed) if self.y else 0)
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
         if self._pending and self.settings.hmc_samples:
@@ -452,13 +453,13 @@ class AskTell:
         if not self.x:
             raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
         if self.failed:
-            buffers = self._buffers(failures=False)
+            buffers = self.buffers(failures=False)
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, True, False)
         elif self.last_fit is not None and self.last_fit[0] == self._n_rows():
             _, post, buffers = self.last_fit
         else:
-            buffers = self._buffers()
+            buffers = self.buffers()
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (self._n_rows(), post, buffers)
@@ -512,9 +513,11 @@ class AskTell:
         """Rows of the model's data: the told evaluations, then the failed ones (once a y is told)."""
         return len(self.x) + (len(self.failed) if self.y else 0)
 
-    def _buffers(self, failures: bool = True, presumed=()) -> kernel.Buffers:
-        """The data as the model's buffers: the told evaluations, then (``failures``) the
-        failed ones and the ``presumed`` failures at :meth:`imputed_value`."""
+    def buffers(self, failures: bool = True, presumed=()) -> kernel.Buffers:
+        """The data as the model sees them (:class:`mumbo_jax.bo.kernel.Buffers`, raw units,
+        :func:`mumbo_jax.bo.kernel.buffer_size` rows): the told evaluations, then
+        (``failures``, once a y is told) the failed ones and the ``presumed`` failures
+        (``(x, z)`` pairs) at :meth:`imputed_value`."""
         x, z, y = list(self.x), list(self.z), list(self.y)
         bad_points = [*self.failed, *presumed] if failures else []
         if bad_points and self.y:
@@ -523,7 +526,8 @@ class AskTell:
             z += [float(fz) for _, fz in bad_points]
             y += [bad] * len(bad_points)
         n = len(x)
-        return kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), kernel.buffer_size(n))
+        return kernel.pad_buffers(np.asarray(x, float).reshape(n, self.task.spec.dim), np.asarray(z),
+                                  np.asarray(y), kernel.buffer_size(n))
 
     def _fidelity(self, z):
         return int(z) if self.task.spec.discrete else float(z)

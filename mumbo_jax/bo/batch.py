@@ -50,7 +50,8 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.acquisition import gibbon
-from mumbo_jax.bo import optimize, rules, strategies
+from mumbo_jax.bo import kernel, optimize, rules
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
 
@@ -89,7 +90,7 @@ def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchor
 
 def _local_anchors(settings: BOSettings, task: Task, post):
     """The best evaluated x that GIBBON's local candidates surround (None without them)."""
-    return strategies.best_inputs(post, task.target, strategies.N_ANCHORS) if settings.local_frac > 0 else None
+    return best_inputs(post, task.target, N_ANCHORS) if settings.local_frac > 0 else None
 
 
 def _as_fidelity(task: Task, z):
@@ -97,7 +98,7 @@ def _as_fidelity(task: Task, z):
 
 
 def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
-    first = strategies.propose(settings, task, post, gstar, key, None, n_design)
+    first = kernel.propose(settings, task, post, gstar, key, None, n_design)
     anchors = first.x[None] if anchors is None else anchors
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
@@ -138,7 +139,7 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
 
     def slot(carry, k):
         b, p = carry
-        prop = strategies.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
+        prop = kernel.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
                                   None, n_design)
         mean, _ = posterior.predict(p, prop.x[None], _as_fidelity(task, jnp.atleast_1d(prop.z)))
         row = n + k
@@ -190,7 +191,7 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     """Slot 0: the sequential decision (the full maximiser, as the believer's slot 0);
     slots 1..q-1: GIBBON's greedy batch given slot 0 as a pending evaluation (it enters
     through the joint covariance, as pending points do in ask/tell)."""
-    first = strategies.propose(settings, task, post, gstar, key, None, n_design)
+    first = kernel.propose(settings, task, post, gstar, key, None, n_design)
     if q == 1:
         return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], first)
     local = _local_anchors(settings, task, post)

@@ -1,7 +1,7 @@
 """The incumbent: the evaluated x the run recommends, by a rule on the posterior of g.
 
 The BO layer's incumbent: both loops record it after every fit, and the
-target-protecting rule (:func:`mumbo_jax.bo.strategies.protect_target`) checks it.
+target-protecting rule (:func:`mumbo_jax.bo.kernel.protect_target`) checks it.
 
 Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13):
 
@@ -56,7 +56,7 @@ import jax.numpy as jnp
 from mumbo_jax.bo import optimize
 from mumbo_jax.gp import marginal, posterior, reliability
 
-__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "evaluated_inputs", "at_target", "incumbent", "best_inputs",
+__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent", "best_inputs",
            "interval_scale", "recommend", "SAFE_SD", "ROBUST_SD"]
 
 INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe", "global_guard", "robust")
@@ -68,12 +68,6 @@ ROBUST_SD = 1.0  # "robust": the global maximiser's lower bound mu - ROBUST_SD s
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
 GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, local_frac=0.5)
 N_ANCHORS = 4  # the best evaluated x that local candidates surround (maximiser and global search)
-
-
-def evaluated_inputs(post: posterior.Posterior):
-    """``[n, d]`` evaluated inputs in box units: :func:`mumbo_jax.gp.posterior.evaluated_inputs`
-    (of a stacked posterior's first sample: the data are the same in every sample)."""
-    return posterior.evaluated_inputs(marginal.first(post))
 
 
 def at_target(post: posterior.Posterior, target: posterior.Target):
@@ -95,7 +89,7 @@ def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "
         rule = "target"
     if rule in ("mean", "global", "global_safe") and not marginal.is_stacked(post):
         return posterior.incumbent(post, target)
-    mu, var = marginal.target_moments(post, evaluated_inputs(post), target)
+    mu, var = marginal.target_moments(post, posterior.evaluated_inputs(post), target)
     valid = marginal.first(post).mask > 0
     score = mu
     if rule == "target":
@@ -111,7 +105,7 @@ def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
     """``[k, d]`` the evaluated x with the k best posterior means of g, best first (box
     units; padding excluded; while fewer than k rows are observed the best repeats).
     The maximiser's anchors for its local candidates (``BOSettings.local_frac``)."""
-    x = evaluated_inputs(post)
+    x = posterior.evaluated_inputs(post)
     mu, _ = marginal.target_moments(post, x, target)
     score = jnp.where(marginal.first(post).mask > 0, mu, -jnp.inf)
     top, idx = jax.lax.top_k(score, k)

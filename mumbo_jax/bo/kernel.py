@@ -8,7 +8,7 @@ the last hyper-parameters. One decision is three compiled stages,
                     restart on the steps of :func:`full_refit_at`, a warm start from the
                     previous ones alone between them) and condition on the buffers;
     gstar_stage     samples of g* (rules with ``uses_gstar``; zeros otherwise);
-    maximise_stage  the rule's proposal (:func:`mumbo_jax.bo.strategies.propose`);
+    maximise_stage  the rule's proposal (:func:`propose`);
 
 then :func:`observe` appends the evaluation and :func:`incumbent_row` names the
 incumbent. Evaluations handed out but not returned yet ("pending", the asynchronous
@@ -35,16 +35,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import gibbon, maxvalue
-from mumbo_jax.bo import optimize, rules, strategies
+from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo import incumbent as incumbent_module
-from mumbo_jax.bo.incumbent import incumbent
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, posterior
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
     "init", "observe", "step_keys", "refit_at", "full_refit_at", "are_defaults", "fit_stage", "gstar_stage",
-    "maximise_stage", "incumbent_row", "recommend", "decide", "believe_stage", "gibbon_stage", "PENDING_MODES",
+    "maximise_stage", "propose", "protect_target", "incumbent_row", "recommend", "decide", "believe_stage",
+    "gibbon_stage", "PENDING_MODES",
 ]
 
 PENDING_MODES = ("believer", "gibbon")  # how pending evaluations enter a decision
@@ -312,7 +313,7 @@ def _gstar(uses_gstar, n_gstar, method, n_grid, task, post, key):
 
 def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
                    n_design=None) -> optimize.Proposal:
-    """The rule's choice of the next (x, z) (:func:`mumbo_jax.bo.strategies.propose`);
+    """The rule's choice of the next (x, z) (:func:`propose`);
     ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost;
     ``n_design``: the rows of the buffers that hold the initial design.
 
@@ -325,7 +326,88 @@ def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _maximise(settings, task, post, gstar, key, cost, n_design):
-    return strategies.propose(settings, task, post, gstar, key, cost, n_design)
+    return propose(settings, task, post, gstar, key, cost, n_design)
+
+
+def _per_unit_cost(acq, cost, x, z):
+    """alpha(x, z) / c(x, z) for a cost that depends on x as well (a learned cost)."""
+    return acq(x, z) / cost(x, z)
+
+
+def _unit_cost(z):
+    return jnp.ones(jnp.shape(z))
+
+
+def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
+            n_design=None) -> optimize.Proposal:
+    """The next evaluation under ``settings.strategy``: the rule's score maximised over
+    its space per unit cost.
+
+    Reads the rule's record in :data:`mumbo_jax.bo.rules.RULES`, builds its acquisition,
+    maximises it over X x (all fidelities or the target) with
+    :func:`mumbo_jax.bo.optimize.maximise` and hands the result to the rule's second
+    stage if it has one. Traceable; :func:`maximise_stage` is its compiled form.
+
+    Args:
+        settings: :class:`mumbo_jax.bo.settings.BOSettings` (static).
+        task: :class:`mumbo_jax.bo.settings.Task`.
+        post: the posterior fitted to the data so far.
+        gstar: ``[N]`` samples of g* (ignored by rules without g*).
+        key: PRNG key of the maximiser.
+        cost: optional learned cost ``c(x [M, d], z [M]) -> [M]`` (a
+            ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.gp.costmodel.cost_function`):
+            the maximiser then scores ``alpha(x, z) / c(x, z)`` instead of dividing by
+            the task's known ``cost(z)``. ``None`` keeps the known cost.
+        n_design: scalar int, the number of initial-design rows at the start of the
+            posterior's buffers. Rules with ``replays_history`` (MF-GP-UCB, BOCA) replay
+            the BO evaluations after them and need it; the others ignore it.
+
+    Returns:
+        :class:`mumbo_jax.bo.optimize.Proposal`.
+    """
+    rule = rules.check_rule_for_task(settings.strategy, task)
+    if rule.replays_history and n_design is None:
+        raise ValueError(f"strategy {rule.name!r} replays its own BO evaluations: pass n_design, the number of "
+                         "initial-design rows in the posterior's data")
+    ctx = rules.Context(settings, task, post, gstar, key, n_design, cost)
+    acq = rule.acquisition(ctx)
+    space = rules.target_space(task) if rule.space == "target" else task.space
+    if cost is not None and rule.second_stage is None:
+        acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
+        space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
+                                       space.choices)
+    anchors = best_inputs(post, task.target, N_ANCHORS) if settings.local_frac > 0 else None
+    first = optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
+                              settings.n_starts, settings.n_polish_steps, settings.learning_rate,
+                              settings.boundary_frac, anchors, settings.local_frac)
+    prop = first if rule.second_stage is None else rule.second_stage(ctx, first)
+    if settings.protect_target and settings.strategy not in rules.TARGET_ONLY:
+        if len(task.target_z) != 1:
+            raise ValueError("protect_target needs the target to be one fidelity; this target combines "
+                             f"{len(task.target_z)}")
+        prop = protect_target(task, post, prop, settings.incumbent_rule)
+    return prop
+
+
+def protect_target(task: Task, post: posterior.Posterior, prop: optimize.Proposal,
+                   rule: str = "mean") -> optimize.Proposal:
+    """The target-protecting rule (``BOSettings.protect_target``): when the evaluated x
+    recommended by ``rule`` (:func:`mumbo_jax.bo.incumbent.incumbent`) has never been
+    evaluated at the target fidelity, propose the target there instead of ``prop``;
+    else ``prop``.
+
+    The recommendation is then never a value the model only extrapolates from cheap
+    data. Traceable; the replacement's ``score`` and ``alpha`` are 0 (it is not the
+    acquisition's choice)."""
+    i, _ = incumbent(post, task.target, rule)
+    post = marginal.first(post)  # the data: the same in every hyper-parameter sample
+    x = posterior.evaluated_inputs(post)
+    zt = posterior.internal_target(post, task.target)[0]
+    same_x = jnp.all(jnp.abs(post.x - post.x[i]) < 1e-9, axis=1)
+    seen = jnp.any((post.mask > 0) & same_x & (jnp.abs(post.z - zt) < 1e-9))
+    z0 = jnp.asarray(task.target_z[0]).astype(jnp.asarray(prop.z).dtype)
+    replacement = optimize.Proposal(x[i], z0, jnp.zeros_like(prop.score), jnp.zeros_like(prop.alpha))
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(seen, a, b), prop, replacement)
 
 
 @functools.partial(jax.jit, static_argnames=("rule", "calibrate"))
@@ -408,7 +490,7 @@ def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gs
     rule = rules.rule_for(settings)
     if not rule.uses_gstar:
         raise ValueError(f"pending='gibbon' needs a max-value rule (one that samples g*: "
-                         f"{', '.join(strategies.USES_GSTAR)}); strategy {settings.strategy!r} does not")
+                         f"{', '.join(rules.USES_GSTAR)}); strategy {settings.strategy!r} does not")
     spec = task.spec
     b = np.asarray(spec.bounds)
     xs = b[:, 0] + (b[:, 1] - b[:, 0]) * np.asarray(jax.random.uniform(key, (settings.n_candidates, spec.dim)))
@@ -426,6 +508,6 @@ def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gs
     batch = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, 1, np.asarray(x_pending, float),
                                 zp.astype(int) if spec.discrete else zp, cost=c)
     prop = optimize.Proposal(batch.x[0], batch.z[0], batch.score[0], batch.gain[0])
-    if settings.protect_target and settings.strategy not in strategies.TARGET_ONLY:
-        prop = strategies.protect_target(task, post, prop, settings.incumbent_rule)
+    if settings.protect_target and settings.strategy not in rules.TARGET_ONLY:
+        prop = protect_target(task, post, prop, settings.incumbent_rule)
     return prop

@@ -26,8 +26,8 @@ exp(mu) (``prediction="median"``, as FABOLAS divides by exp of the predicted log
 or the log-normal mean exp(mu + v / 2) (``prediction="mean"``).
 
 Plugging it into a strategy: :func:`cost_function` gives a traceable ``c(x, z)`` that
-:func:`mumbo_jax.bo.strategies.propose` (argument ``cost``) divides the acquisition by
-inside the maximiser; :class:`mumbo_jax.bo.loop.AskTell` (argument ``cost_model``) refits
+:func:`mumbo_jax.bo.kernel.propose` (argument ``cost``) divides the acquisition by
+inside the maximiser; :class:`mumbo_jax.bo.asktell.AskTell` (argument ``cost_model``) refits
 it on the told costs before each proposal.
 """
 
@@ -116,7 +116,7 @@ def discrete_cost_model(bounds, n_fidelities: int, n_restarts: int = 3, max_iter
 
 
 def cost_model_for(task, **kwargs) -> CostModel:
-    """The cost model matching a :class:`mumbo_jax.bo.loop.Task`'s search box and fidelities."""
+    """The cost model matching a :class:`mumbo_jax.bo.settings.Task`'s search box and fidelities."""
     spec = task.spec
     if spec.discrete:
         return discrete_cost_model(spec.bounds, spec.n_fidelities, **kwargs)
@@ -249,6 +249,6 @@ def predict_cost(fitted: FittedCost, x, z):
 def cost_function(fitted: FittedCost) -> jax.tree_util.Partial:
     """``c(x [M, d], z [M]) -> [M]`` as a ``jax.tree_util.Partial`` (traceable,
     differentiable in x and a continuous z): the ``cost`` argument of
-    :func:`mumbo_jax.bo.strategies.propose`."""
+    :func:`mumbo_jax.bo.kernel.propose`."""
     require_x64("calling costmodel.cost_function")
     return jax.tree_util.Partial(_predict_cost, fitted)

@@ -27,8 +27,8 @@ from mumbo_jax.gp import kernels, linalg, models, posterior
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["neg_log_marginal", "neg_log_marginal_reference", "lbfgs", "starts_batching", "fit_from", "restart_inits", "fit_params",
-           "fit"]
+__all__ = ["neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
+           "starts_batching", "fit_from", "restart_inits", "fit_params", "fit"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -50,14 +50,24 @@ def _matern52_bwd(res, c):
 
 
 @jax.custom_vjp
-def _matern52(s):
-    """``[n, n]`` Matern-5/2 Gram matrix of the scaled inputs ``s`` (``[n, d]``: x over
-    the lengthscales), k = (1 + a + a^2 / 3) e^-a with a = sqrt(5 (r^2 + tiny)); its
-    gradient in closed form (tests/test_fit_dense.py against autodiff)."""
+def matern52_gram(s):
+    """Matern-5/2 Gram matrix of scaled inputs, with its gradient in closed form.
+
+    k_ij = (1 + a + a^2 / 3) e^-a with a = sqrt(5 (r_ij^2 + tiny)), r_ij = |s_i - s_j|
+    (the ``tiny`` of the dtype keeps the gradient finite at r = 0, as in
+    :func:`mumbo_jax.gp.kernels.matern52_ard`). The VJP costs O(n^2 d) without
+    ``[n, n, d]`` temporaries (tests/test_fit_dense.py checks it against autodiff).
+
+    Args:
+        s: ``[n, d]`` inputs divided by their lengthscales.
+
+    Returns:
+        ``[n, n]`` the Gram matrix (unit amplitude).
+    """
     return _matern52_fwd(s)[0]
 
 
-_matern52.defvjp(_matern52_fwd, _matern52_bwd)
+matern52_gram.defvjp(_matern52_fwd, _matern52_bwd)
 
 
 def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
@@ -70,7 +80,7 @@ def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
     kernel.
     """
     if spec.kind == "icm":
-        k = _matern52(xu / jnp.exp(params["log_ls"]))
+        k = matern52_gram(xu / jnp.exp(params["log_ls"]))
         B = kernels.icm_matrix(params["W"], models.icm_kappa(spec, params))
         onehot = jax.nn.one_hot(zu, spec.n_fidelities, dtype=k.dtype) * mask[:, None]
         return k * (onehot @ B @ onehot.T)
@@ -80,11 +90,20 @@ def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
 
 
 @jax.custom_vjp
-def _gaussian_nll(cov, r):
+def gaussian_nll(cov, r):
     """-log N(r | 0, cov) through one Cholesky factor; ``inf`` (not NaN) if the
-    factorisation fails. Gradient in closed form, d/dcov = (cov^-1 - a a^T) / 2 with
-    a = cov^-1 r: one triangular inverse instead of autodiff through the Cholesky (both
-    inverses by matrix products, :mod:`mumbo_jax.gp.linalg`)."""
+    factorisation fails (``cov`` not positive definite). Gradient in closed form,
+    d/dcov = (cov^-1 - a a^T) / 2 and d/dr = a with a = cov^-1 r: one triangular
+    inverse instead of autodiff through the Cholesky (both inverses by matrix
+    products, :mod:`mumbo_jax.gp.linalg`). The objective of :func:`neg_log_marginal`.
+
+    Args:
+        cov: ``[n, n]`` symmetric positive definite covariance.
+        r: ``[n]`` residuals.
+
+    Returns:
+        scalar, the negative log density in nats.
+    """
     return _gaussian_nll_fwd(cov, r)[0]
 
 
@@ -104,7 +123,7 @@ def _gaussian_nll_bwd(res, g):
     return g * 0.5 * (cov_inv - jnp.outer(alpha, alpha)), g * alpha
 
 
-_gaussian_nll.defvjp(_gaussian_nll_fwd, _gaussian_nll_bwd)
+gaussian_nll.defvjp(_gaussian_nll_fwd, _gaussian_nll_bwd)
 
 
 def neg_log_marginal(spec: ModelSpec, params: dict, scaling: Scaling, x, z, y, mask) -> jax.Array:
@@ -120,7 +139,7 @@ def neg_log_marginal(spec: ModelSpec, params: dict, scaling: Scaling, x, z, y, m
     noise = models.noise_variances(spec, params, scaling.y_scale)
     diag = mask * noise[posterior.noise_index(spec, zu)] + (1.0 - mask)  # padding: independent N(0, 1)
     cov = _gram(spec, params, xu, zu, mask) + jnp.diag(diag)
-    nll = _gaussian_nll(cov, posterior.standardise(scaling, y, mask))
+    nll = gaussian_nll(cov, posterior.standardise(scaling, y, mask))
     nll = nll - 0.5 * _LOG_2PI * jnp.sum(1.0 - mask)  # remove the padding's constant
     return nll - models.log_prior(spec, params)
 

@@ -463,7 +463,11 @@ def loo_log_density(post: Posterior) -> jax.Array:
 
 def evaluated_inputs(post: Posterior):
     """``[n, d]`` the training inputs in the units of the search box (the posterior keeps
-    them on the unit cube); padding rows included (``post.mask`` marks them)."""
+    them on the unit cube); padding rows included (``post.mask`` marks them). Of a
+    stacked posterior (a leading hyper-parameter sample axis, :mod:`mumbo_jax.gp.marginal`)
+    the first sample's: the data are the same in every sample."""
+    if post.alpha.ndim == 2:  # stacked: [S, n]
+        return post.scaling.x_lower[0] + post.scaling.x_width[0] * post.x[0]
     return post.scaling.x_lower + post.scaling.x_width * post.x
 
 

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from mumbo_jax.run.config import ConfigError, find_config
 
-__all__ = ["main", "list_text", "config_help", "deterministic_xla_flags", "DETERMINISTIC_XLA_FLAGS"]
+__all__ = ["main", "list_text", "config_help", "deterministic_xla_flags", "DETERMINISTIC_XLA_FLAGS",
+           "enable_compilation_cache"]
 
 CONFIG_KINDS = ("run", "compare", "tune")
 
@@ -290,12 +291,18 @@ def _compare_command(args) -> int:
     return 0
 
 
-def _enable_compilation_cache(jax) -> None:
-    """Keep compiled XLA programs on disk (``$MUMBO_JAX_CACHE``, default
-    ``~/.cache/mumbo-jax/xla``; ``MUMBO_JAX_CACHE=off`` disables it). JAX caches only
-    programs without host callbacks: the ask/tell steps of ``tune``/``resume``, not the
-    compiled loop of ``run`` and ``compare`` (its progress callbacks)."""
-    import os
+def enable_compilation_cache(jax) -> None:
+    """Keep compiled XLA programs on disk, as every command of the CLI does: JAX's
+    persistent compilation cache in ``$MUMBO_JAX_CACHE`` (default
+    ``~/.cache/mumbo-jax/xla``; ``off``, ``none``, ``false``, ``0`` or empty leave the
+    configuration as it is). JAX caches only programs without host callbacks: the
+    ask/tell steps of ``tune``/``resume``, not the compiled loop of ``run`` and
+    ``compare`` (its progress callbacks).
+
+    Args:
+        jax: the ``jax`` module whose configuration to update (passed in so that this
+            module imports JAX only when a command runs).
+    """
 
     cache = os.environ.get("MUMBO_JAX_CACHE", str(Path.home() / ".cache" / "mumbo-jax" / "xla"))
     if cache.strip().lower() in ("", "0", "off", "none", "false"):
@@ -402,7 +409,7 @@ def _main(args) -> int:
     # the step clock's host callbacks inside the compiled while_loop can hang the CPU
     # client under asynchronous dispatch (jax-ml/jax#25861): dispatch synchronously
     jax.config.update("jax_cpu_enable_async_dispatch", False)
-    _enable_compilation_cache(jax)
+    enable_compilation_cache(jax)
     if args.command == "compare":
         return _compare_command(args)
     if args.command in ("tune", "resume"):

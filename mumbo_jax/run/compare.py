@@ -367,7 +367,8 @@ def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None =
     import jax
 
     jax.config.update("jax_cpu_enable_async_dispatch", False)
-    from mumbo_jax.bo import loop
+    from mumbo_jax.bo.compiled import backend_batching
+    from mumbo_jax.bo.timing import StepClock
     from mumbo_jax.benchmarks import problems, tasks
 
     problem = problems.get_problem(cfg.problem)
@@ -382,7 +383,7 @@ def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None =
             say(f"  {label}: seed {seed} done, {k} evaluations, cost {float(info['spent']):.5g}, "
                 f"regret {float(info['regret']):.2e}")
 
-    clock = loop.StepClock(on_step=on_step)
+    clock = StepClock(on_step=on_step)
     say(f"[{label}] strategy {settings.strategy} (compiling first)")
     t0 = time.perf_counter()
 
@@ -391,7 +392,7 @@ def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None =
         say(f"  {label}: {time.perf_counter() - t0:.0f} s, evaluations per seed so far {n.tolist()}")
 
     history = tasks.run_problem(problem, cfg.budget, seeds, settings, task=task, max_evals=cfg.max_evals,
-                                clock=clock, progress=progress, **loop.backend_batching())
+                                clock=clock, progress=progress, **backend_batching())
     history = jax.tree_util.tree_map(np.asarray, history)
     wall = time.perf_counter() - t0
     seeds = _seed_records(problem, settings, history, clock, seeds, float(task.target_z[0]))

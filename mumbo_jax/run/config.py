@@ -8,7 +8,7 @@ A run configuration::
     budget = 200               # required: cost spent AFTER the initial design
     strategy = "mumbo"
     seeds = 10
-    [acquisition]              # optional: any field of mumbo_jax.bo.loop.BOSettings
+    [acquisition]              # optional: any field of mumbo_jax.bo.settings.BOSettings
     n_gstar = 10
 
 ``mumbo-jax config-help run`` (and ``compare``) prints every key with its type, default,
@@ -35,7 +35,7 @@ from typing import Any, Mapping
 from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo import rules
-from mumbo_jax.bo.loop import BOSettings
+from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.bo.settings import BATCH_RULES
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, did_you_mean
@@ -117,8 +117,8 @@ def _acquisition_fields() -> tuple:
     return tuple(fields)
 
 
-ACQUISITION = Section("acquisition", "Settings of the decision rule (mumbo_jax.bo.loop.BOSettings); absent keys keep "
-                      "these defaults.", _acquisition_fields())
+ACQUISITION = Section("acquisition", "Settings of the decision rule (mumbo_jax.bo.settings.BOSettings); absent "
+                      "keys keep these defaults.", _acquisition_fields())
 
 _PROBLEM = Field("problem", str, "The benchmark (mumbo-jax list shows them).", required=True,
                  choices=lambda: tuple(problems.PROBLEMS))

@@ -78,10 +78,10 @@ def design_evaluations(problem, task, seed: int) -> list[dict]:
     import jax.numpy as jnp
 
     from mumbo_jax.benchmarks import problems
-    from mumbo_jax.bo import loop
+    from mumbo_jax.bo import kernel
 
     design_key = jax.random.split(jax.random.PRNGKey(int(seed)))[0]
-    x0, z0 = loop.initial_design(task, design_key)
+    x0, z0 = kernel.initial_design(task, design_key)
     zp = z0.astype(jnp.int32) if task.spec.discrete else z0
     y0 = jax.vmap(lambda x, z, i: problems.noisy_objective(problem, jax.random.fold_in(design_key, i), x, z))(
         x0, zp, jnp.arange(x0.shape[0]))
@@ -93,7 +93,7 @@ def design_evaluations(problem, task, seed: int) -> list[dict]:
 
 def seed_record(problem, task, history, i: int, seed: int, overheads: list[dict]) -> dict:
     """One seed's entry of ``results.json`` from row ``i`` of a (seed-batched)
-    :class:`~mumbo_jax.bo.loop.History`."""
+    :class:`~mumbo_jax.bo.compiled.History`."""
     h = {name: np.asarray(v) for name, v in history._asdict().items()}
     n = int(h["n_evals"][i])
     evals = [{"x": _finite(h["x"][i, j]), "z": (int(round(float(h["z"][i, j]))) if problem.is_discrete
@@ -167,7 +167,7 @@ def evaluations_csv(results: dict) -> str:
 
 
 class RunProgress:
-    """``on_step`` of :class:`mumbo_jax.bo.loop.StepClock`: one live tqdm line for the
+    """``on_step`` of :class:`mumbo_jax.bo.timing.StepClock`: one live tqdm line for the
     whole run (seeds done, cost spent over all seeds, the running seed's incumbent
     regret, the median final regret so far, elapsed and ETA), a line per finished seed,
     and with ``steps`` a line per BO step. Under vmap a finished seed keeps reporting
@@ -301,13 +301,14 @@ def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool
 
     kept = previous_seeds(cfg, out, resume, force) if jax.process_index() == 0 else []
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import loop
+    from mumbo_jax.bo.compiled import backend_batching
+    from mumbo_jax.bo.timing import StepClock
     from mumbo_jax.run import plots
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
     task = tasks.problem_task(problem, cfg.model, cfg.rank, cfg.target_floor)
-    batching = loop.backend_batching() if batching is None else {**loop.backend_batching(), "batching": batching}
+    batching = backend_batching() if batching is None else {**backend_batching(), "batching": batching}
     if jax.process_index() != 0:  # a multi-process run: process 0 reports and writes
         stream = io.StringIO()
     # seeds one per compiled call where they run one after another anyway (CPU): each
@@ -329,7 +330,7 @@ def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool
     say("  the first step (and the first at each larger buffer: 32, 64, 96, ... points) compiles; this can take a minute")
 
     progress = RunProgress(cfg.seeds, cfg.budget, cfg.max_evals, problem.is_discrete, stream, steps)
-    clock = loop.StepClock(on_step=progress)
+    clock = StepClock(on_step=progress)
     t0 = time.perf_counter()
     records: list[dict] = list(kept)
     for s in kept:  # the kept seeds count as done in the progress line

@@ -13,7 +13,7 @@ tune`` prints them)::
                    Budgets here INCLUDE the initial design (unlike `mumbo-jax run`).
     [run]          strategy, seed, out
     [workers]      n, executor ("process" or "dask"), scheduler, connect_timeout_s, pending
-    [acquisition]  mumbo_jax.bo.loop.BOSettings fields (as in `mumbo-jax run`)
+    [acquisition]  mumbo_jax.bo.settings.BOSettings fields (as in `mumbo-jax run`)
 
 Every problem raises :class:`~mumbo_jax.run.schema.ConfigError` naming the key.
 """
@@ -285,8 +285,8 @@ class TuneConfig:
         return self.direction == "maximise"
 
     def settings(self):
-        """The :class:`mumbo_jax.bo.loop.BOSettings` of the run."""
-        from mumbo_jax.bo.loop import BOSettings
+        """The :class:`mumbo_jax.bo.settings.BOSettings` of the run."""
+        from mumbo_jax.bo.settings import BOSettings
 
         return BOSettings(strategy=self.strategy, **dict(self.acquisition))
 
@@ -529,13 +529,14 @@ def _fidelity_fields(table: Mapping, fail) -> dict:
 
 
 def make_tune_task(cfg: TuneConfig):
-    """The :class:`mumbo_jax.bo.loop.Task` of a configuration: the model over the internal
+    """The :class:`mumbo_jax.bo.settings.Task` of a configuration: the model over the internal
     box (log10 for log-scale parameters), the target (fidelity 0, or ``target``) and the
     configured costs."""
     import jax
     import jax.numpy as jnp
 
-    from mumbo_jax.bo import loop, optimize
+    from mumbo_jax.bo import optimize
+    from mumbo_jax.bo.settings import make_task
     from mumbo_jax.gp import models, posterior
 
     bounds = cfg.internal_bounds
@@ -549,13 +550,13 @@ def make_tune_task(cfg: TuneConfig):
             if floor is None:
                 floor = models.DEFAULT_TARGET_FLOOR if cfg.model == "icm" else 0.05
             spec = make(bounds, n, rank=min(cfg.rank, n), target_floor=floor)
-        return loop.make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
+        return make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
     make = models.product_model if cfg.model == "product" else models.fabolas_model
     spec = make(bounds, cfg.fidelity_bounds)
     cost = jax.tree_util.Partial(power_cost, jnp.asarray(cfg.cost_offset), jnp.asarray(cfg.cost_scale),
                                  jnp.asarray(cfg.cost_power))
-    return loop.make_task(spec, posterior.target_value(cfg.target),
-                          optimize.continuous_fidelity(cfg.fidelity_bounds, cost))
+    return make_task(spec, posterior.target_value(cfg.target),
+                     optimize.continuous_fidelity(cfg.fidelity_bounds, cost))
 
 
 def power_cost(offset, scale, power, z):

@@ -33,7 +33,8 @@ import numpy as np
 from mumbo_jax.run.tune.config import TuneConfig
 
 __all__ = ["SAME_POINT_TOL", "CONSECUTIVE_FAILURES", "stop_reason", "issue_block", "design_cost", "fallback",
-           "known_failure", "ask_point", "follow_up", "reissue", "unfinished", "pending_holds", "last_params"]
+           "known_failure", "ask_point", "follow_up", "reissue", "unfinished", "first_results", "pending_holds",
+           "last_params"]
 
 SAME_POINT_TOL = 1e-3  # proposals this close (fraction of the box, max-norm) to an abandoned point are skipped
 CONSECUTIVE_FAILURES = "consecutive failed evaluations"  # in the stop reason of an aborted run
@@ -166,6 +167,21 @@ def unfinished(evals: list[dict], issued: list[dict]) -> tuple[list[dict], list[
     if evals and not issued and evals[-1]["status"] == "failed" and "id" not in evals[-1]:
         owed.append(evals[-1])  # a journal of a sequential run written before issued records
     return lost, owed
+
+
+def first_results(evals):
+    """The ``eval`` records ``evals`` (an iterable, in journal order) less any second
+    result of the same evaluation, matched by point number, attempt, source and whether
+    it replaces a point: journals written before reissued evaluations were tracked
+    across two crashes can hold two results of one issued point. Records without an
+    ``id`` or a ``point`` (older journals) are all kept. A generator, in order."""
+    seen = set()
+    for r in evals:
+        key = (r.get("point"), r.get("attempt"), r.get("source"), r.get("replaces") is not None)
+        if "id" in r and r.get("point") is not None and key in seen:
+            continue
+        seen.add(key)
+        yield r
 
 
 def pending_holds(lost: list[dict], owed: list[dict]) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The tuning run: the loop around :class:`mumbo_jax.bo.loop.AskTell` that evaluates,
+"""The tuning run: the loop around :class:`mumbo_jax.bo.asktell.AskTell` that evaluates,
 journals, tells and prints; :func:`tune` starts a run and :func:`resume` continues one.
 
 Parallel evaluations: ``[workers] n`` evaluations are in flight at once
@@ -89,32 +89,19 @@ def _fmt_value(v, spec: str) -> str:
     return format(v, spec) if isinstance(v, float) else str(v)
 
 
-def _first_of_each_evaluation(evals):
-    """``evals`` without a second result of the same evaluation (two results of one
-    issued point: journals written before reissued evaluations were tracked across two
-    crashes); results are matched by point number and attempt."""
-    seen = set()
-    for r in evals:
-        key = (r.get("point"), r.get("attempt"), r.get("source"), r.get("replaces") is not None)
-        if "id" in r and r.get("point") is not None and key in seen:
-            continue
-        seen.add(key)
-        yield r
-
-
 def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = False, pending=(), records=None,
            pending_mode: str = "believer", failures: str = "ignore", warm=()):
-    """An :class:`~mumbo_jax.bo.loop.AskTell` holding the journal's successful evaluations,
+    """An :class:`~mumbo_jax.bo.asktell.AskTell` holding the journal's successful evaluations,
     the pending points ``pending`` (``{"u", "z", "design_index"}`` dicts, see
     :func:`~mumbo_jax.run.tune.schedule.pending_holds`), the last recorded
     hyper-parameters of ``records`` (default ``evals``; the warm start of the next fit)
     and, with ``failures = "impute"``, the failed evaluations
     (:meth:`~mumbo_jax.bo.asktell.AskTell.tell_failure`). ``warm``: the run's warm-start
     records (:mod:`mumbo_jax.run.tune.warm`), told first."""
-    from mumbo_jax.bo import loop
+    from mumbo_jax.bo.asktell import AskTell
     from mumbo_jax.gp import models
 
-    ok = [*warm, *_first_of_each_evaluation(r for r in evals if r["status"] == "ok")]
+    ok = [*warm, *schedule.first_results(r for r in evals if r["status"] == "ok")]
     params = last_params(evals if records is None else records)
     if params is None:  # plain numpy from the start: the fit then compiles once, not twice
         params = {k: np.asarray(v).tolist() for k, v in models.default_params(task.spec).items()}
@@ -128,7 +115,7 @@ def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = Fals
         from mumbo_jax.gp import costmodel
 
         cost_model = costmodel.cost_model_for(task)
-    return loop.AskTell.from_state(task, settings, state, cost_model=cost_model, pending=pending_mode)
+    return AskTell.from_state(task, settings, state, cost_model=cost_model, pending=pending_mode)
 
 
 class _Run:
