@@ -143,7 +143,9 @@ def render_sweep(root, name):
 # the Figure 3 claim: MUMBO-10 against these, on the paper-sized sweeps
 VERDICT_ROWS = (("Currin", "currin_full"), ("Hartmann-3", "hartmann3_full"), ("Borehole", "borehole_full"),
                 ("Continuous Currin (Figure 7)", "currin_continuous_full"))
-VERDICT_COLUMNS = ("ei", "mes", "mt-ei", "mf-gp-ucb", "boca", "mtbo-50")
+VERDICT_COLUMNS = ("ei", "mes", "mt_ei", "mf_gp_ucb", "boca", "mtbo-50")
+# sweeps run before the configs used the rules' own names hold the older labels
+OLD_LABELS = {"mt_ei": "mt-ei", "mf_gp_ucb": "mf-gp-ucb"}
 
 
 def verdict_cell(c: dict) -> str:
@@ -160,13 +162,14 @@ def verdict_cell(c: dict) -> str:
 
 def render_verdict(root, _arg=None):
     compare = _compare_module()
-    head = ["problem (seeds)"] + [f"vs {c.upper()}" for c in VERDICT_COLUMNS]
+    head = ["problem (seeds)"] + [f"vs {c.upper().replace('_', '-')}" for c in VERDICT_COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for title, name in VERDICT_ROWS:
         res = _load(root, f"docs/results/{name}/results.json")
         records = {lab: r["per_seed"] for lab, r in res["strategies"].items()}
         _, rows = compare.paired_comparisons(records, "mumbo-10")
-        cells = [verdict_cell(rows[c]) if c in rows else "not run" for c in VERDICT_COLUMNS]
+        found = [c if c in rows else OLD_LABELS.get(c) for c in VERDICT_COLUMNS]
+        cells = [verdict_cell(rows[c]) if c in rows else "not run" for c in found]
         lines.append(f"| {title} ({len(res['seeds'])}) | " + " | ".join(cells) + " |")
     lines.append("| Hartmann-6 | not run at paper size | | | | | |")
     return "\n".join(lines) + "\n"

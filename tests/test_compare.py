@@ -8,7 +8,9 @@ import pytest
 
 from mumbo_jax.bo import rules
 from mumbo_jax.run import cli, compare
-from mumbo_jax.run.config import ConfigError, STRATEGY_PRESETS, load_compare_config, parse_compare_config
+from mumbo_jax.run.config import (
+    DEPRECATED_LABELS, STRATEGY_PRESETS, ConfigError, load_compare_config, parse_compare_config,
+)
 
 BASE = {"compare": {"problem": "forrester", "budget": 30, "strategies": ["mumbo-10", "ei"]}}
 
@@ -42,7 +44,7 @@ def test_presets_and_tables_build_settings():
     (_with(strategies=["mumbo-10", "mumbo-10"]), "duplicate"),
     (_with(strategies=["kg"]), "neither a preset"),
     (_with(strategies=["boca"]), "needs a continuous fidelity"),
-    ({**_with(problem="currin_continuous", strategies=["mf-gp-ucb"])}, "needs discrete fidelities"),
+    ({**_with(problem="currin_continuous", strategies=["mf_gp_ucb"])}, "needs discrete fidelities"),
     (_with(seeds=0), "seeds must be >= 1"),
     (_with(budget=-1), "budget must be"),
     (_with(problem="nope"), "unknown problem"),
@@ -213,6 +215,7 @@ def test_shipped_configs_are_valid():
     for f in files:
         cfg = load_compare_config(f)
         assert cfg.seeds == 20 and "mumbo-10" in cfg.strategies
+        assert not set(cfg.strategies) & set(DEPRECATED_LABELS), f  # the rules' own names, not the old spellings
 
 
 def test_seed_groups_and_merged_records():
