@@ -14,6 +14,33 @@ import os
 os.environ["MUMBO_JAX_CACHE"] = "off"
 
 
+# ---------------------------------------------------------------- one compilation cache per run
+# The BO stages (kernel.fit_stage, gstar_stage, maximise_stage, ...) are jitted programs
+# without host callbacks, which JAX's persistent compilation cache keeps. Within one process
+# the in-memory cache already shares them between tests; across processes (the two xdist
+# workers, the CLI, README, sharding and tutorial scripts that tests start) each process
+# compiled them again. Here the whole test run shares one persistent cache, in a folder made
+# empty for the run (a fresh clone still compiles every program once) and removed at its end:
+# a program one process compiled is loaded by the others. A cached program is the same
+# executable, so no result changes. The tests of the cache itself (tests/test_compile_cache.py)
+# set their own folder; MUMBO_TEST_XLA_CACHE=off compiles everything in every process.
+import atexit
+import shutil
+import tempfile
+
+_CACHE_ENV = "MUMBO_TEST_XLA_CACHE"
+if os.environ.get(_CACHE_ENV, "").strip().lower() not in ("off", "0", "none", "false"):
+    if not os.path.isdir(os.environ.get(_CACHE_ENV, "")):  # the first pytest process of the run makes it
+        os.environ[_CACHE_ENV] = tempfile.mkdtemp(prefix="mumbo-jax-test-xla-")
+        atexit.register(shutil.rmtree, os.environ[_CACHE_ENV], ignore_errors=True)
+    # this process, and (through the environment) every process it starts; programs that
+    # compile in under 0.2 s are cheaper to compile than to read back
+    for _name, _value in (("jax_compilation_cache_dir", os.environ[_CACHE_ENV]),
+                          ("jax_persistent_cache_min_compile_time_secs", 0.2)):
+        jax.config.update(_name, _value)
+        os.environ[_name.upper()] = str(_value)
+
+
 # ---------------------------------------------------------------- xdist: longest files first
 # `--dist loadfile` (pyproject addopts) hands whole files to the workers in the order of
 # xdist's scheduler: by number of tests, so files of one or two long tests (the sharding
