@@ -59,7 +59,7 @@ import sys
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "docs/RESULTS.md", "docs/performance.md")
+DOCS = ("README.md", "docs/RESULTS.md", "docs/performance.md", "docs/results/mumbo_more_problems.md")
 MARKER = re.compile(r"(<!-- render: *([a-z_0-9]+)(?: +([A-Za-z0-9_.-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
 ALPHA = 0.05
 

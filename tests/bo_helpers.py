@@ -7,8 +7,12 @@ from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo.settings import BOSettings
 
 # small enough to compile and run quickly; the maximiser still polishes and the fit converges
-FAST = BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, fit_restarts=2, fit_max_iter=30,
-                  gstar_grid=500, mtbo_samples=20, mtbo_representers=10, mtbo_fantasies=3)
+# cheap levers for tests; the rule and recommendation pinned to MUMBO's (the defaults before
+# the robust rule), which most loop tests were written against: tests/test_robust.py and
+# tests/test_defaults.py test the robust defaults
+FAST = BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=5, n_candidates=200, n_starts=2,
+                  n_polish_steps=5, fit_restarts=2, fit_max_iter=30, gstar_grid=500, mtbo_samples=20,
+                  mtbo_representers=10, mtbo_fantasies=3)
 
 
 def with_(settings, **changes):

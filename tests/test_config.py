@@ -69,7 +69,7 @@ def test_valid_round_trip(tmp_path):
 def test_defaults_and_default_out(tmp_path):
     cfg = load_config(write(tmp_path, minimal(), name="my_study.toml"))
     assert cfg.out == str(Path("runs") / "my_study")
-    assert (cfg.strategy, cfg.seeds, cfg.model) == ("mumbo", 1, None)
+    assert (cfg.strategy, cfg.seeds, cfg.model) == ("robust", 1, None)
     assert settings_from_config(cfg) == BOSettings()  # no [acquisition]: the defaults
 
 

@@ -141,7 +141,7 @@ def test_bad_models_are_named():
 
 # --------------------------------------------------------------------------- the plug
 
-SMALL = BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
+SMALL = BOSettings(strategy="mumbo", incumbent_rule="global", n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
                    gstar_grid=1000, n_gstar=4)
 
 

@@ -157,7 +157,74 @@ def analyse(runs, reference, baselines):
                 lines.append(f"| {other} | {c:.0%} | {fmt(ma)} | {fmt(mb)} | {lo}/{hi} | {p:.3g} | {pa:.3g} | {verdict} |")
         lines.append("")
         summary[problem] = stats_
-    return lines, summary_table(summary, verdicts, reference, baselines), verdicts, summary
+    table = summary_table(summary, verdicts, reference, baselines)
+    return lines, table + [""] + target_lines(summary, verdicts, reference), verdicts, summary
+
+
+# problems whose cheap sources are reliable: the suite's own labels, the paper's problems,
+# and the held-out Park functions (correlation 0.99 and 1)
+RELIABLE = {"currin", "borehole", "hartmann3", "hartmann6", "forrester", "park", "park91b"}
+
+
+def _reliable(problem: str) -> bool:
+    from mumbo_jax.benchmarks.problems import SOURCE_KIND
+    return problem in RELIABLE or SOURCE_KIND.get(problem) == "reliable"
+
+
+def _median(st, key="rec", c="1"):
+    v = np.asarray(st[key][c], float)
+    return float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
+
+
+def target_lines(summary, verdicts, reference):
+    """The issue's targets, checked on these data: one bullet each (problems named where
+    a target is missed)."""
+    probs = [p for p in sorted(summary) if reference in summary[p]]
+    n = len(probs)
+
+    def worse(p, others, c=None):
+        return any(v == "worse" for q, o, cc, v, _, _ in verdicts if q == p and o in others and (c is None or cc == c))
+
+    def better(p, other, c):
+        return any(v == "better" for q, o, cc, v, _, _ in verdicts if q == p and o == other and cc == c)
+
+    def ratio(p, other):
+        a, b = _median(summary[p][reference]), _median(summary[p][other])
+        return f"{p} {fmt(a)} against {fmt(b)}"
+
+    def names(ps):
+        return ", ".join(ps) if ps else "none"
+
+    sig_worse = [p for p in probs if worse(p, ("ei", "mes"))]
+    above_ei = [p for p in probs if "ei" in summary[p] and _median(summary[p][reference]) > _median(summary[p]["ei"])]
+    reliable = [p for p in probs if _reliable(p) and "ei" in summary[p]]
+    half = [p for p in reliable if better(p, "ei", 0.5)]
+    two_stage = [p for p in probs if any(b in summary[p] for b in ("mt_ei", "mf_gp_ucb", "boca"))]
+    def best_two_stage(p):  # a heuristic whose median run stopped before the budget (NaN) does not count
+        meds = [_median(summary[p][b]) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in summary[p]]
+        return min((m for m in meds if np.isfinite(m)), default=math.inf)
+
+    at_or_below = [p for p in two_stage if _median(summary[p][reference]) <= best_two_stage(p)]
+    two_worse = [p for p in two_stage if worse(p, ("mt_ei", "mf_gp_ucb", "boca"))]
+    viol = [p for p in probs if float(np.nanmean(summary[p][reference]["viol"])) > 0.05]
+    cover = [p for p in probs if float(np.nanmean(summary[p][reference]["cover"])) < 0.9]
+    cov = [float(np.nanmean(summary[p][reference]["cover"])) for p in probs]
+    return [
+        f"Targets, checked on these {n} problems ({reference}; Holm-adjusted paired tests at 25, 50 and 100 % of the budget):",
+        "",
+        f"* Significantly worse than EI or MES at some checkpoint: {names(sig_worse)}. "
+        f"Median final regret above EI's: {names([ratio(p, 'ei') for p in above_ei])}.",
+        f"* Cheap source reliable: significantly better than EI at half the budget on {len(half)} of {len(reliable)} "
+        f"({names(half)}).",
+        f"* At or below the best of MT-EI and MF-GP-UCB (BOCA) on {len(at_or_below)} of {len(two_stage)}; "
+        f"one of them significantly better: {names(two_worse)}.",
+        f"* Against MUMBO: significantly better at some checkpoint on "
+        f"{names([p for p in probs if any(better(p, 'mumbo', c) for c in CHECKPOINTS)])}; worse on "
+        f"{names([p for p in probs if worse(p, ('mumbo',))])}.",
+        f"* Recommendation worse than the best measured target point by more than its interval at over 5 % of the "
+        f"steps: {names(viol)}. Its 95 % interval covers the truth at {fmt(min(cov))} to {fmt(max(cov))} of the steps; "
+        f"under 0.9 on {names(cover)}.",
+    ]
 
 
 def summary_table(summary, verdicts, reference, baselines):
@@ -179,8 +246,8 @@ def summary_table(summary, verdicts, reference, baselines):
         return vs[0] if vs else "-"
 
     head = [f"| problem | {reference} | EI | MES | MUMBO | best of MT-EI, MF-GP-UCB / BOCA | vs EI (50 % / any) | "
-            "vs MES | vs MUMBO | vs two-stage | target share | coverage | rec. worse than meas. | overhead / MUMBO's |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "vs MES | vs MUMBO | vs two-stage | target share | coverage | rec. worse than meas. |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
     for problem, st in sorted(summary.items()):
         if reference not in st:
@@ -191,14 +258,12 @@ def summary_table(summary, verdicts, reference, baselines):
         two_verdicts = [verdict(problem, b) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in st]
         two_v = "worse" if "worse" in two_verdicts else ("better" if "better" in two_verdicts else
                                                         ("level" if two_verdicts else "-"))
-        over = float(np.nanmedian(r["over"]))
-        over_m = float(np.nanmedian(st["mumbo"]["over"])) if "mumbo" in st else math.nan
         rows.append(f"| {problem} | {fmt(med(r))} | {fmt(med(st['ei'])) if 'ei' in st else '-'} | "
                     f"{fmt(med(st['mes'])) if 'mes' in st else '-'} | {fmt(med(st['mumbo'])) if 'mumbo' in st else '-'} | "
                     f"{fmt(two_best[0])} ({two_best[1]}) | {better_at_half(problem, 'ei')} / {verdict(problem, 'ei')} | "
                     f"{verdict(problem, 'mes')} | {verdict(problem, 'mumbo')} | {two_v} | "
-                    f"{fmt(float(np.nanmean(r['share'])))} | {fmt(float(np.nanmin(r['cover'])))} | "
-                    f"{fmt(float(np.nanmean(r['viol'])))} | {fmt(over / over_m)} |")
+                    f"{fmt(float(np.nanmean(r['share'])))} | {fmt(float(np.nanmean(r['cover'])))} | "
+                    f"{fmt(float(np.nanmean(r['viol'])))} |")
     return head + rows
 
 

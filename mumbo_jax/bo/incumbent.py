@@ -3,7 +3,7 @@
 The BO layer's incumbent: both loops record it after every fit, and the
 target-protecting rule (:func:`mumbo_jax.bo.kernel.protect_target`) checks it.
 
-Rules (``BOSettings.incumbent_rule``; ``"global"`` is the default since issue 13):
+Rules (``BOSettings.incumbent_rule``; ``"robust"`` is the default, ``"global"`` the paper configs'):
 
 * ``"mean"``: the best posterior mean of g over the evaluated x (the paper's protocol;
   :func:`mumbo_jax.gp.posterior.incumbent`, also EI's and MT-EI's threshold eta);
@@ -124,7 +124,7 @@ def interval_scale(post: posterior.Posterior, target: posterior.Target) -> jax.A
     mean square of the leave-one-out z-scores (:func:`mumbo_jax.gp.posterior.loo_zscores`)
     of the rows observed at the target, 1 while none is (or where they are no worse than
     calibrated). An ICM that fits cheap fidelities as nearly decisive about the target
-    predicts its own target observations, left out, many sd off (issue 13: the truth at
+    predicts its own target observations, left out, many sd off (the ablation: the truth at
     the recommendation inside the 95 % interval at a fifth of the steps on Hartmann-3);
     this measures that overconfidence where it matters, from data the run already has."""
     on = at_target(post, target)

@@ -138,7 +138,7 @@ _OUT = Field("out", str, "Output folder; default runs/<config file stem>.")
 RUN = Section("run", "One strategy on one benchmark over seeds 0 .. seeds-1.", (
     _PROBLEM, _BUDGET,
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
-          default="mumbo", choices=rules.STRATEGIES),
+          default="robust", choices=rules.STRATEGIES),
     Field("seeds", int, "Runs with seeds 0 .. seeds-1 (a seed fixes the initial design).", default=1, low=1,
           high=MAX_SEEDS),
     _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
@@ -233,7 +233,7 @@ class RunConfig:
 
     problem: str
     budget: float
-    strategy: str = "mumbo"
+    strategy: str = "robust"
     seeds: int = 1
     max_evals: int = 200
     model: str | None = None

@@ -103,7 +103,7 @@ BUDGET = Section("budget", "At least one key; the first budget reached stops the
 ), required=True)
 TUNE_RUN = Section("run", "The decision rule, the seed and the run folder.", (
     Field("strategy", str, "The decision rule (mumbo-jax list shows which fidelity kinds each supports).",
-          default="mumbo", choices=rules.STRATEGIES),
+          default="robust", choices=rules.STRATEGIES),
     Field("seed", int, "Seed of the initial design and of every decision.", default=0, low=0, high=10**9),
     Field("out", str, "Run folder (journal, results, plot); default runs/<config file stem>."),
 ))
@@ -226,7 +226,7 @@ class TuneConfig:
     budget_cost: float | None = None
     budget_wall_clock_s: float | None = None
     budget_evaluations: int | None = None
-    strategy: str = "mumbo"
+    strategy: str = "robust"
     seed: int = 0
     out: str = "runs/tune"
     workers: int = 1
