@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import rules
+from mumbo_jax.bo import asktell, compiled, rules
 from mumbo_jax.bo.compiled import History
 from mumbo_jax.run import cli, config, runner
 from mumbo_jax.run.config import ConfigError, parse_config
@@ -57,7 +57,7 @@ def no_work(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("BO work started")
     monkeypatch.setattr(tasks, "run_problem", boom)
-    monkeypatch.setattr(loop, "AskTell", boom)
+    monkeypatch.setattr(asktell, "AskTell", boom)
 
 
 def test_version(capsys):
@@ -197,7 +197,7 @@ def test_run_writes_each_finished_seed_before_a_late_failure(tmp_path, monkeypat
         return history(len(seeds), 2, kw["max_evals"])
 
     monkeypatch.setattr(tasks, "run_problem", fake_run)
-    monkeypatch.setattr(loop, "backend_batching", lambda: {"batching": "map", "min_buffer": 32})
+    monkeypatch.setattr(compiled, "backend_batching", lambda: {"batching": "map", "min_buffer": 32})
     cfg = tmp_path / "tiny.toml"
     cfg.write_text(TINY)
     out = tmp_path / "out"
