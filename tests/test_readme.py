@@ -127,7 +127,7 @@ CHECKS = {
 # bug, owned by the sections' authors. Strict xfail: if the library starts enabling
 # float64 itself the test XPASSes and fails, so the mark gets removed; once the block
 # enables it, the condition is false and the test runs normally.
-FLOAT32_BLOCKS = ("loop.AskTell(task, loop.BOSettings(", "costmodel.fit_cost(")
+FLOAT32_BLOCKS = ("costmodel.fit_cost(",)
 
 
 def _case(i, block):

@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent('''
 
     # the lock-step programs follow the data: one seed per device
     keys = sharding.put(np.stack([jax.random.PRNGKey(s) for s in range(4)]), layout)
-    state = compiled._init_all(task, tasks.problem_benchmark(prob), keys, 32)[0]
+    state = compiled.initial_states(task, tasks.problem_benchmark(prob), keys, 32)[0]
     shards = state.buffers.x.addressable_shards
     assert len({s.device for s in shards}) == 4 and all(s.data.shape[0] == 1 for s in shards), shards
 

@@ -100,7 +100,7 @@ def regret(args):
 def overhead(args):
     prob = problems.get_problem("hartmann3")
     task = tasks.problem_task(prob)
-    opt = AskTell(task, BOSettings(), seed=args.seed)
+    opt = AskTell(task, BOSettings(strategy="mumbo", incumbent_rule="global"), seed=args.seed)
     times = []
     while len(opt.x) < 60:
         design = opt.in_initial_design

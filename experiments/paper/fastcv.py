@@ -49,7 +49,7 @@ from mumbo_jax.gp import models, posterior
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "mt_ei", "cv_ei")
-SETTINGS = BOSettings(n_gstar=5, n_candidates=500, n_starts=6, n_polish_steps=25, fit_restarts=2,
+SETTINGS = BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=5, n_candidates=500, n_starts=6, n_polish_steps=25, fit_restarts=2,
                       fit_max_iter=50)
 MODELS = {"svm": (hpo.fastcv_svm, 30), "gbm": (hpo.fastcv_gbm, 30)}
 

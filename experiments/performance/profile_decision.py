@@ -86,7 +86,7 @@ def main(argv=None):
     load = os.getloadavg()
     rows_out = []
     ns = [int(v) for v in args.ns.split(",")]
-    settings = BOSettings()
+    settings = BOSettings(strategy="mumbo", incumbent_rule="global")
     task, x, z, y = design(max(ns))
     spec = task.spec
     for n in ns:

@@ -45,10 +45,11 @@ THRESHOLDS = (1e-2, 1e-3)
 
 
 def _settings():
-    from mumbo_jax.bo.loop import BOSettings
+    from mumbo_jax.bo.settings import BOSettings
 
-    return BOSettings(n_gstar=10, n_candidates=500, n_starts=3, n_polish_steps=10, fit_restarts=2, fit_max_iter=50,
-                      gstar_grid=2000)
+    # MUMBO with the global recommendation: the rule and recommendation of the committed study
+    return BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=10, n_candidates=500, n_starts=3,
+                      n_polish_steps=10, fit_restarts=2, fit_max_iter=50, gstar_grid=2000)
 
 
 def warm_up(prob, settings):
@@ -59,7 +60,7 @@ def warm_up(prob, settings):
     import jax.numpy as jnp
 
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo.loop import AskTell
+    from mumbo_jax.bo.asktell import AskTell
 
     task = tasks.problem_task(prob)
     rng = np.random.default_rng(0)
@@ -81,7 +82,7 @@ def run_one(executor, prob, settings, workers: int, seed: int, budget: float, sl
     import jax.numpy as jnp
 
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo.loop import AskTell
+    from mumbo_jax.bo.asktell import AskTell
 
     task = tasks.problem_task(prob)
     opt = AskTell(task, settings, seed=seed)

@@ -38,7 +38,7 @@ from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["Benchmark", "History", "run_compiled", "backend_batching"]
+__all__ = ["Benchmark", "History", "run_compiled", "backend_batching", "initial_states"]
 
 
 @runtime_checkable
@@ -163,7 +163,10 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
 
 
 @functools.partial(jax.jit, static_argnames=("bench", "min_buffer"))
-def _init_all(task, bench, keys, min_buffer):
+def initial_states(task, bench, keys, min_buffer):
+    """The lock-step loop's first states, one per key (``keys [S, 2]``): each seed's
+    initial design evaluated on ``bench`` and padded into buffers of at least
+    ``min_buffer`` rows. A pytree with a leading seed axis ``S``."""
     return jax.vmap(lambda k: _init(task, bench, k, min_buffer))(keys)
 
 
@@ -216,7 +219,7 @@ def _step_keys_all(loop_keys, t):
 
 def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
-        init=lambda keys, mb: _init_all(task, bench, keys, mb),
+        init=lambda keys, mb: initial_states(task, bench, keys, mb),
         fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
         score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule,
                                          settings.calibrated_interval),

@@ -104,7 +104,7 @@ class BOSettings:
             0.25 by default (0: uniform candidates only).
         local_frac: fraction in [0, 1] of the maximiser's random candidates drawn near the
             best evaluated x (:func:`mumbo_jax.bo.optimize.near_anchors`, the
-            :data:`mumbo_jax.bo.strategies.N_ANCHORS` best posterior means of g), at
+            :data:`mumbo_jax.bo.incumbent.N_ANCHORS` best posterior means of g), at
             several scales; 0.25 by default. ``boundary_frac + local_frac <= 1``.
             The three defaults (global recommendation, face and local candidates) are
             the measured combination: docs/RESULTS.md, "Levers tried".
