@@ -146,7 +146,7 @@ def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
     post, _ = kernel.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
     x, mu, sd = kernel.recommend(task, post, state.buffers.x, "robust", False)
     model, _, _ = reliability.better_model(post, task.target)
-    i, best = incumbent.incumbent(model, task.target, "target")
+    i, best = incumbent.incumbent_by_rule(model, task.target, "target")
     measured = np.any(np.all(np.abs(np.asarray(state.buffers.x[:5]) - np.asarray(x)) < 1e-12, axis=1))
     if not measured:  # a jump needs the lower bound (sd widened by the model's own scale) above the best
         scale = float(incumbent.interval_scale(model, task.target))

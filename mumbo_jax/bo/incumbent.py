@@ -40,7 +40,7 @@ Rules (``BOSettings.incumbent_rule``; ``"robust"`` is the default, ``"global"`` 
   measured target value, never one extrapolated from cheap data, so without noise the
   recommendation can rise only by a jump the model was sure of.
 
-:func:`incumbent` names a buffer row (for the row rules; ``"global"`` names the best
+:func:`incumbent_by_rule` names a buffer row (for the row rules; ``"global"`` names the best
 evaluated row, its starting point); :func:`recommend` gives the recommended x itself
 with the model's mean and sd of g there.
 
@@ -56,7 +56,7 @@ import jax.numpy as jnp
 from mumbo_jax.bo import optimize
 from mumbo_jax.gp import marginal, posterior, reliability
 
-__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent", "best_inputs",
+__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent_by_rule", "best_inputs",
            "interval_scale", "recommend", "SAFE_SD", "ROBUST_SD"]
 
 INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe", "global_guard", "robust")
@@ -76,9 +76,10 @@ def at_target(post: posterior.Posterior, target: posterior.Target):
     return reliability.target_rows(post, target)
 
 
-def incumbent(post: posterior.Posterior, target: posterior.Target, rule: str = "mean"):
+def incumbent_by_rule(post: posterior.Posterior, target: posterior.Target, rule: str = "mean"):
     """``(index, value)``: the buffer row of the evaluated x chosen by ``rule`` (padding
-    excluded by the mask) and the posterior mean of g there (units of y).
+    excluded by the mask) and the posterior mean of g there (units of y). Rule ``"mean"``
+    on a single posterior is :func:`mumbo_jax.gp.posterior.incumbent` (EI's threshold).
 
     Index the drivers' own buffers with ``index`` to get the evaluated x exactly."""
     if rule not in INCUMBENT_RULES:
@@ -145,7 +146,7 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     the global search uses a fixed key, so both drivers recommend the same x."""
     if rule == "robust":
         return _recommend_robust(post, target, bounds, rows_x, calibrate)
-    i, _ = incumbent(post, target, rule)
+    i, _ = incumbent_by_rule(post, target, rule)
     x = rows_x[i]
     # the leave-one-out widening, O(n^2): once, and only where a rule or the interval uses it
     scale = interval_scale(post, target) if calibrate or rule in ("global_safe", "global_guard") else 1.0
@@ -177,7 +178,7 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
 def _recommend_robust(post, target, bounds, rows_x, calibrate):
     """The ``"robust"`` rule of :func:`recommend` (see the module docstring)."""
     model, _, sf = reliability.better_model(post, target)
-    i, best = incumbent(model, target, "target")  # the best mean among the x measured at the target
+    i, best = incumbent_by_rule(model, target, "target")  # the best mean among the x measured at the target
     x = rows_x[i]
     scale = interval_scale(model, target)
     score = jax.tree_util.Partial(_score_of_g, model, target, 0.0)

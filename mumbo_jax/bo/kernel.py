@@ -37,7 +37,7 @@ import numpy as np
 from mumbo_jax.acquisition import gibbon, maxvalue
 from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo import incumbent as incumbent_module
-from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, posterior
 
@@ -392,14 +392,14 @@ def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, 
 def protect_target(task: Task, post: posterior.Posterior, prop: optimize.Proposal,
                    rule: str = "mean") -> optimize.Proposal:
     """The target-protecting rule (``BOSettings.protect_target``): when the evaluated x
-    recommended by ``rule`` (:func:`mumbo_jax.bo.incumbent.incumbent`) has never been
+    recommended by ``rule`` (:func:`mumbo_jax.bo.incumbent.incumbent_by_rule`) has never been
     evaluated at the target fidelity, propose the target there instead of ``prop``;
     else ``prop``.
 
     The recommendation is then never a value the model only extrapolates from cheap
     data. Traceable; the replacement's ``score`` and ``alpha`` are 0 (it is not the
     acquisition's choice)."""
-    i, _ = incumbent(post, task.target, rule)
+    i, _ = incumbent_by_rule(post, task.target, rule)
     post = marginal.first(post)  # the data: the same in every hyper-parameter sample
     x = posterior.evaluated_inputs(post)
     zt = posterior.internal_target(post, task.target)[0]
@@ -423,8 +423,8 @@ def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean",
 def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
     """``(row, mean)``: the buffer row of the evaluated x recommended by ``rule``
     (``BOSettings.incumbent_rule``; default the best posterior mean of g) and the
-    posterior mean of g there (:func:`mumbo_jax.bo.incumbent.incumbent`)."""
-    return incumbent(post, task.target, rule)
+    posterior mean of g there (:func:`mumbo_jax.bo.incumbent.incumbent_by_rule`)."""
+    return incumbent_by_rule(post, task.target, rule)
 
 
 def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):

@@ -55,7 +55,7 @@ import jax.numpy as jnp
 
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
-from mumbo_jax.bo.incumbent import incumbent
+from mumbo_jax.bo.incumbent import incumbent_by_rule
 from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
@@ -206,7 +206,7 @@ def _beta(ctx: Context):
 
 def _eta(ctx: Context):
     """EI's threshold: the incumbent's posterior mean of g."""
-    return incumbent(ctx.post, ctx.task.target)[1]
+    return incumbent_by_rule(ctx.post, ctx.task.target)[1]
 
 
 def _mumbo(ctx: Context):
