@@ -163,84 +163,32 @@ _register(
 )
 
 
+# Two-fidelity literature problems (costs 10 and 1): the held-out suite and the unreliable one
+_BRANIN_BOUNDS = [[-5.0, 10.0], [0.0, 15.0]]
+_BRANIN_MIN = 0.39788735772973816
+_BRANIN_XSTAR = [np.pi, 2.275]
+
+
+def _bifidelity(name: str, f, dim: int, bounds, maximise: bool, optimum_value: float, optimum_location,
+                reference: str, noise: tuple[float, float] = (0.0, 0.0)) -> Problem:
+    """A registered two-fidelity problem: costs 10 (target) and 1, noiseless unless ``noise``."""
+    return _register(_discrete_problem(
+        name=name, dim=dim, bounds=bounds, n_fidelities=2, costs=(10.0, 1.0), noise_variances=noise,
+        maximise=maximise, optimum_value=optimum_value, optimum_location=optimum_location, f=f,
+        reference=reference))
+
+
 _NOT_IN_PAPER = "not in the MUMBO paper"
-_register(
-    _discrete_problem(
-        name="park",
-        dim=4,
-        bounds=[[0.0, 1.0]] * 4,
-        n_fidelities=2,
-        costs=(10.0, 1.0),
-        noise_variances=(0.0, 0.0),
-        maximise=True,
-        optimum_value=25.589254158606547,
-        optimum_location=[1.0, 1.0, 1.0, 1.0],
-        f=park,
-        reference="Park (1991); two fidelities of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER,
-    )
-)
-_register(
-    _discrete_problem(
-        name="branin_aug",
-        dim=2,
-        bounds=[[-5.0, 10.0], [0.0, 15.0]],
-        n_fidelities=2,
-        costs=(10.0, 1.0),
-        noise_variances=(0.0, 0.0),
-        maximise=False,
-        optimum_value=0.39788735772973816,
-        optimum_location=[np.pi, 2.275],
-        f=branin_aug,
-        reference="Wu et al. (2019) augmented Branin at s = 1, 0.5; " + _NOT_IN_PAPER,
-    )
-)
-_register(
-    _discrete_problem(
-        name="perdikaris",
-        dim=1,
-        bounds=[[0.0, 1.0]],
-        n_fidelities=2,
-        costs=(10.0, 1.0),
-        noise_variances=(0.0, 0.0),
-        maximise=False,
-        optimum_value=-1.3520062598112021,
-        optimum_location=[0.06191468962834021],
-        f=perdikaris,
-        reference="Perdikaris et al. (2017) nonlinear pair sin(8 pi x), (x - sqrt 2) sin^2(8 pi x); " + _NOT_IN_PAPER,
-    )
-)
-
-
-_register(
-    _discrete_problem(
-        name="park91b",
-        dim=4,
-        bounds=[[0.0, 1.0]] * 4,
-        n_fidelities=2,
-        costs=(10.0, 1.0),
-        noise_variances=(0.0, 0.0),
-        maximise=False,
-        optimum_value=2.0 / 3.0,
-        optimum_location=[0.0, 0.0, 0.0, 0.5],
-        f=park91b,
-        reference="Park (1991) second function; cheap fidelity 1.2 f - 1 of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER,
-    )
-)
-_register(
-    _discrete_problem(
-        name="branin_ackley",
-        dim=2,
-        bounds=[[-5.0, 10.0], [0.0, 15.0]],
-        n_fidelities=2,
-        costs=(10.0, 1.0),
-        noise_variances=(0.0, 0.0),
-        maximise=False,
-        optimum_value=0.39788735772973816,
-        optimum_location=[np.pi, 2.275],
-        f=branin_ackley,
-        reference="Branin with an unrelated Ackley source, after Mikkola et al. (2023), AISTATS; " + _NOT_IN_PAPER,
-    )
-)
+_bifidelity("park", park, 4, [[0.0, 1.0]] * 4, True, 25.589254158606547, [1.0, 1.0, 1.0, 1.0],
+            "Park (1991); two fidelities of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER)
+_bifidelity("branin_aug", branin_aug, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN, _BRANIN_XSTAR,
+            "Wu et al. (2019) augmented Branin at s = 1, 0.5; " + _NOT_IN_PAPER)
+_bifidelity("perdikaris", perdikaris, 1, [[0.0, 1.0]], False, -1.3520062598112021, [0.06191468962834021],
+            "Perdikaris et al. (2017) nonlinear pair sin(8 pi x), (x - sqrt 2) sin^2(8 pi x); " + _NOT_IN_PAPER)
+_bifidelity("park91b", park91b, 4, [[0.0, 1.0]] * 4, False, 2.0 / 3.0, [0.0, 0.0, 0.0, 0.5],
+            "Park (1991) second function; cheap fidelity 1.2 f - 1 of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER)
+_bifidelity("branin_ackley", branin_ackley, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN, _BRANIN_XSTAR,
+            "Branin with an unrelated Ackley source, after Mikkola et al. (2023), AISTATS; " + _NOT_IN_PAPER)
 
 
 # --------------------------------------------------------------------------
@@ -249,20 +197,6 @@ _register(
 # targets are Forrester, Branin, Hartmann-3 and Currin, so the optima are those above
 # (Branin's as for branin_aug); tests/test_unreliable_problems.py verifies each again.
 # --------------------------------------------------------------------------
-_BRANIN_BOUNDS = [[-5.0, 10.0], [0.0, 15.0]]
-_BRANIN_MIN = 0.39788735772973816
-_BRANIN_XSTAR = [np.pi, 2.275]
-
-
-def _bifidelity(name: str, f, dim: int, bounds, maximise: bool, optimum_value: float, optimum_location,
-                reference: str, noise: tuple[float, float] = (0.0, 0.0)) -> Problem:
-    """A two-fidelity problem of the suite: costs 10 (target) and 1."""
-    return _register(_discrete_problem(
-        name=name, dim=dim, bounds=bounds, n_fidelities=2, costs=(10.0, 1.0), noise_variances=noise,
-        maximise=maximise, optimum_value=optimum_value, optimum_location=optimum_location, f=f,
-        reference=reference))
-
-
 _FORRESTER_MIN = -6.0207400557670825
 _bifidelity("unrel_forrester_reliable", unrel_forrester_reliable, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
             [_FORRESTER_XSTAR], "Mainini et al. (2022), arXiv:2204.07867, multi-fidelity Forrester f1 and f3")
