@@ -231,9 +231,7 @@ def summary_table(summary, verdicts, reference, baselines):
     """One line per problem: the reference's final median regret against EI, MES and
     the better of the two-stage heuristics, the worst verdict against each over the
     checkpoints, and the reference's recommendation checks."""
-    def med(st, key="rec", c="1"):
-        v = np.asarray(st[key][c], float)
-        return float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
+    med = _median
 
     def verdict(problem, other):
         vs = [v for p, o, _, v, _, _ in verdicts if p == problem and o == other]
