@@ -8,37 +8,40 @@ jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 import os
 
+import pytest
+
 # The CLI keeps compiled programs in a persistent cache (MUMBO_JAX_CACHE); tests that call
 # it in-process would switch that cache on for the whole session (and share it with other
 # processes). Tests of the cache set their own folder in a subprocess.
 os.environ["MUMBO_JAX_CACHE"] = "off"
 
 
-# ---------------------------------------------------------------- one compilation cache per run
-# The BO stages (kernel.fit_stage, gstar_stage, maximise_stage, ...) are jitted programs
-# without host callbacks, which JAX's persistent compilation cache keeps. Within one process
-# the in-memory cache already shares them between tests; across processes (the two xdist
-# workers, the CLI, README, sharding and tutorial scripts that tests start) each process
-# compiled them again. Here the whole test run shares one persistent cache, in a folder made
-# empty for the run (a fresh clone still compiles every program once) and removed at its end:
-# a program one process compiled is loaded by the others. A cached program is the same
-# executable, so no result changes. The tests of the cache itself (tests/test_compile_cache.py)
-# set their own folder; MUMBO_TEST_XLA_CACHE=off compiles everything in every process.
-import atexit
-import shutil
-import tempfile
-
-_CACHE_ENV = "MUMBO_TEST_XLA_CACHE"
-if os.environ.get(_CACHE_ENV, "").strip().lower() not in ("off", "0", "none", "false"):
-    if not os.path.isdir(os.environ.get(_CACHE_ENV, "")):  # the first pytest process of the run makes it
-        os.environ[_CACHE_ENV] = tempfile.mkdtemp(prefix="mumbo-jax-test-xla-")
-        atexit.register(shutil.rmtree, os.environ[_CACHE_ENV], ignore_errors=True)
-    # this process, and (through the environment) every process it starts; programs that
-    # compile in under 0.2 s are cheaper to compile than to read back
-    for _name, _value in (("jax_compilation_cache_dir", os.environ[_CACHE_ENV]),
+# ---------------------------------------------------------------- an opt-in compilation cache
+# MUMBO_TEST_XLA_CACHE=<folder> makes this process and every process it starts (the xdist
+# workers, the CLI, README, sharding and tutorial scripts) share JAX's persistent compilation
+# cache in that folder. It is off by default: with it on, a CI run had a worker die of a
+# segmentation fault (JAX writes cache entries in place, not atomically, and several
+# processes read and write the folder at once; deserialising XLA:CPU executables is the
+# least-trodden path of the stack) and the run then hung. Every process compiles its own
+# programs instead, which costs about a minute of a 14-minute run.
+_CACHE_DIR = os.environ.get("MUMBO_TEST_XLA_CACHE", "").strip()
+if _CACHE_DIR and _CACHE_DIR.lower() not in ("off", "0", "none", "false"):
+    os.makedirs(_CACHE_DIR, exist_ok=True)
+    # programs that compile in under 0.2 s are cheaper to compile than to read back
+    for _name, _value in (("jax_compilation_cache_dir", _CACHE_DIR),
                           ("jax_persistent_cache_min_compile_time_secs", 0.2)):
         jax.config.update(_name, _value)
         os.environ[_name.upper()] = str(_value)
+
+
+# ---------------------------------------------------------------- a hung test fails, with stacks
+# pytest-timeout (pyproject: timeout, timeout_method = "thread") ends a test that runs past
+# the limit, printing every thread's stack, so a hang costs minutes of CI, not its whole
+# limit. The long studies marked `slow` are exempt.
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("slow") is not None and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(0))
 
 
 # ---------------------------------------------------------------- xdist: longest files first
@@ -48,7 +51,6 @@ if os.environ.get(_CACHE_ENV, "").strip().lower() not in ("off", "0", "none", "f
 # worker ran them while the other had nothing left. Here the files go out longest first
 # (seconds measured on 2 cores, tests/ at b0d1bcf; a file not listed weighs 3 s a test),
 # so the short files fill in at the end. Order only: every test runs, whole files per worker.
-import pytest
 
 FILE_SECONDS = {
     "test_loop.py": 132, "test_robust.py": 110, "test_gibbon.py": 83, "test_sharding.py": 76, "test_nuts.py": 74, "test_optimize.py": 70,
