@@ -1,3 +1,15 @@
+import os
+
+# The test processes run with the CLI's deterministic XLA CPU flags (single-threaded Eigen),
+# set here before JAX's backend starts. Otherwise every in-process `cli.main(...)` would set
+# XLA_FLAGS in a worker whose XLA has long started (and whose other threads may be reading
+# the environment): the flags would have no effect and the write is a needless hazard. The
+# subprocesses the tests start (CLI, README and tutorial scripts) inherit them, as a user's
+# `mumbo-jax` process sets them for itself; tests of the flag logic pass their own environment.
+from mumbo_jax.run.cli import deterministic_xla_flags  # noqa: E402 (imports no XLA backend)
+
+deterministic_xla_flags()
+
 import jax
 
 # The numerical core is written for float64 (see README, "Precision").
@@ -6,7 +18,6 @@ jax.config.update("jax_enable_x64", True)
 # the CPU client under asynchronous dispatch (jax-ml/jax#25861).
 jax.config.update("jax_cpu_enable_async_dispatch", False)
 
-import os
 
 import pytest
 
@@ -19,11 +30,8 @@ os.environ["MUMBO_JAX_CACHE"] = "off"
 # ---------------------------------------------------------------- an opt-in compilation cache
 # MUMBO_TEST_XLA_CACHE=<folder> makes this process and every process it starts (the xdist
 # workers, the CLI, README, sharding and tutorial scripts) share JAX's persistent compilation
-# cache in that folder. It is off by default: with it on, a CI run had a worker die of a
-# segmentation fault (JAX writes cache entries in place, not atomically, and several
-# processes read and write the folder at once; deserialising XLA:CPU executables is the
-# least-trodden path of the stack) and the run then hung. Every process compiles its own
-# programs instead, which costs about a minute of a 14-minute run.
+# cache in that folder. Off by default: it saved about a minute of a 14-minute run, and JAX
+# writes its entries in place while several processes read and write the folder at once.
 _CACHE_DIR = os.environ.get("MUMBO_TEST_XLA_CACHE", "").strip()
 if _CACHE_DIR and _CACHE_DIR.lower() not in ("off", "0", "none", "false"):
     os.makedirs(_CACHE_DIR, exist_ok=True)
@@ -42,6 +50,36 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("slow") is not None and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(0))
+
+
+# ---------------------------------------------------------------- where the test time goes
+# MUMBO_TEST_COMPILE_REPORT=<file.jsonl>: every test appends one line with its wall seconds and
+# the seconds JAX spent tracing, lowering and compiling in this process during it (what
+# shared fixtures and shared settings can save; each xdist worker compiles for itself).
+_REPORT = os.environ.get("MUMBO_TEST_COMPILE_REPORT", "").strip()
+if _REPORT:
+    import json
+    import time
+
+    from jax import monitoring
+
+    _COMPILE_EVENTS = ("/jax/core/compile/backend_compile_duration", "/jax/core/compile/jaxpr_trace_duration",
+                       "/jax/core/compile/jaxpr_to_mlir_module_duration")
+    _compile_s = [0.0]
+
+    def _on_duration(event, duration, **_):
+        if event in _COMPILE_EVENTS:
+            _compile_s[0] += duration
+
+    monitoring.register_event_duration_secs_listener(_on_duration)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        c0, t0 = _compile_s[0], time.perf_counter()
+        yield
+        with open(_REPORT, "a") as f:
+            f.write(json.dumps({"test": item.nodeid, "wall_s": round(time.perf_counter() - t0, 3),
+                                "compile_s": round(_compile_s[0] - c0, 3), "pid": os.getpid()}) + "\n")
 
 
 # ---------------------------------------------------------------- xdist: longest files first
@@ -76,6 +114,12 @@ def pytest_xdist_make_scheduler(config, log):
 
     class LongestFirst(LoadFileScheduling):
         def _assign_work_unit(self, node):
+            # a worker that replaces a crashed one is rescheduled (by xdist, when the crashed
+            # worker's tests go back to the queue) before its collection is in: xdist 3.8
+            # then raises KeyError (an INTERNALERROR that ends the run); it gets work when
+            # its collection arrives
+            if node not in self.registered_collections:
+                return
             if not getattr(self, "_longest_first", False):
                 def seconds(item):
                     scope, tests = item
