@@ -171,18 +171,28 @@ def test_step_interpolation_and_zero_regret(tmp_path):
 def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
     import jax
 
+    from mumbo_jax import compilation_cache
     from mumbo_jax.run.cli import enable_compilation_cache
 
     before = jax.config.jax_compilation_cache_dir
     try:
+        jax.config.update("jax_compilation_cache_dir", None)
         monkeypatch.setenv("MUMBO_JAX_CACHE", "off")
-        enable_compilation_cache(jax)
-        assert jax.config.jax_compilation_cache_dir == before
+        assert enable_compilation_cache() is None and compilation_cache.enable() is None
+        assert jax.config.jax_compilation_cache_dir is None
+        monkeypatch.delenv("MUMBO_JAX_CACHE")
+        assert compilation_cache.cache_dir() == str(compilation_cache.default_dir())
         monkeypatch.setenv("MUMBO_JAX_CACHE", str(tmp_path / "xla"))
-        enable_compilation_cache(jax)
+        assert enable_compilation_cache() == str(tmp_path / "xla")
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
+        # a folder already configured (the user's) is kept
+        monkeypatch.setenv("MUMBO_JAX_CACHE", str(tmp_path / "other"))
+        assert compilation_cache.enable() == str(tmp_path / "xla")
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+        from jax.experimental.compilation_cache import compilation_cache as jax_cache
+        jax_cache.reset_cache()
 
 
 def test_regret_statistics_match_numpy_where_seeds_are_missing():

@@ -44,3 +44,59 @@ def test_second_run_in_a_fresh_process_compiles_nothing(tmp_path):
     assert second["requests"] == first["requests"]
     assert second["hits"] == second["requests"]  # every program came from the cache
     assert second["x"] == first["x"]
+
+
+API_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    counts = {"/jax/compilation_cache/compile_requests_use_cache": 0, "/jax/compilation_cache/cache_hits": 0}
+
+    def listen(event, **kw):
+        if event in counts:
+            counts[event] += 1
+
+    jax.monitoring.register_event_listener(listen)
+    import jax.numpy as jnp
+    jnp.sin(jnp.arange(3.0)).block_until_ready()  # a program of the user's first: JAX decides on a cache here
+    from mumbo_jax.benchmarks import problems, tasks
+    from mumbo_jax.bo.asktell import AskTell
+    from mumbo_jax.bo.settings import BOSettings
+
+    prob = problems.get_problem("forrester")
+    opt = AskTell(tasks.problem_task(prob), BOSettings(strategy="ei", n_candidates=50, n_starts=2, n_polish_steps=2,
+                                                        fit_restarts=1, fit_max_iter=5), seed=0)
+    while opt.asks_design:
+        x, z = opt.ask()
+        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
+    x, z = opt.ask()  # a BO decision: the fit, the maximiser
+    print(json.dumps({"requests": counts["/jax/compilation_cache/compile_requests_use_cache"],
+                      "hits": counts["/jax/compilation_cache/cache_hits"], "x": [float(v) for v in x],
+                      "dir": jax.config.jax_compilation_cache_dir}))
+""")
+
+
+def _run_api(env_cache):
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "HOME": str(env_cache.parent), "MUMBO_JAX_CACHE": str(env_cache)}
+    out = subprocess.run([sys.executable, "-c", API_SCRIPT], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_api_keeps_its_programs_on_disk_by_default_and_off_means_off(tmp_path):
+    """AskTell switches the cache on by itself (after a user's own program has compiled):
+    a second process loads the decision's programs from the folder and decides the same;
+    ``MUMBO_JAX_CACHE=off`` writes nothing."""
+    first = _run_api(tmp_path / "xla")
+    assert first["dir"] == str(tmp_path / "xla") and first["requests"] >= 3
+    assert any((tmp_path / "xla").iterdir())  # the fit and maximiser programs (>= 1 s to compile) went to disk
+    second = _run_api(tmp_path / "xla")
+    assert second["hits"] >= 2 and second["x"] == first["x"]
+    off = _run_api(tmp_path / "off_is_a_word")
+    assert off["dir"] == str(tmp_path / "off_is_a_word")  # a folder name, not the word off
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MUMBO_JAX_CACHE": "off"}
+    out = subprocess.run([sys.executable, "-c", API_SCRIPT], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["dir"] is None and result["hits"] == 0
+    assert not (tmp_path / ".cache").exists()

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mumbo_jax import compilation_cache
 from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
@@ -247,6 +248,7 @@ class AskTell:
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
                  cost_model: costmodel.CostModel | None = None, design=None, pending: str = "believer"):
         require_x64("constructing an AskTell")  # before the user's black box runs the design
+        compilation_cache.enable()  # programs kept on disk (MUMBO_JAX_CACHE=off: not)
         if not isinstance(task, Task):
             raise ValueError(f"task must be a mumbo_jax.bo.settings.Task (make_task), got {type(task).__name__}")
         rules.check_rule_for_task(settings.strategy, task)

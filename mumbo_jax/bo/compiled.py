@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mumbo_jax import compilation_cache
 from mumbo_jax.bo import batch, kernel, rules, sharding
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
@@ -347,6 +348,7 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         :class:`History` with a leading seed axis.
     """
     require_x64("running the compiled loop (run_compiled)")
+    compilation_cache.enable()  # programs kept on disk (MUMBO_JAX_CACHE=off: not)
     if not isinstance(bench, Benchmark):
         raise ValueError(f"bench must have observe(key, x, z) and score(x) (a Benchmark), got {type(bench).__name__}")
     if not isinstance(task, Task):

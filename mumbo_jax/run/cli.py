@@ -291,24 +291,15 @@ def _compare_command(args) -> int:
     return 0
 
 
-def enable_compilation_cache(jax) -> None:
-    """Keep compiled XLA programs on disk, as every command of the CLI does: JAX's
-    persistent compilation cache in ``$MUMBO_JAX_CACHE`` (default
-    ``~/.cache/mumbo-jax/xla``; ``off``, ``none``, ``false``, ``0`` or empty leave the
-    configuration as it is). JAX caches only programs without host callbacks: the
-    ask/tell steps of ``tune``/``resume``, not the compiled loop of ``run`` and
-    ``compare`` (its progress callbacks).
+def enable_compilation_cache() -> str | None:
+    """Keep compiled XLA programs on disk, as the library's drivers do
+    (:func:`mumbo_jax.compilation_cache.enable`: ``$MUMBO_JAX_CACHE``, default
+    ``~/.cache/mumbo-jax/xla``; ``off`` disables it; a folder configured for JAX is kept),
+    writing every program, however fast it compiled (a CLI process runs only the library's
+    programs). Returns the folder in use, or None."""
+    from mumbo_jax import compilation_cache
 
-    Args:
-        jax: the ``jax`` module whose configuration to update (passed in so that this
-            module imports JAX only when a command runs).
-    """
-
-    cache = os.environ.get("MUMBO_JAX_CACHE", str(Path.home() / ".cache" / "mumbo-jax" / "xla"))
-    if cache.strip().lower() in ("", "0", "off", "none", "false"):
-        return
-    jax.config.update("jax_compilation_cache_dir", cache)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return compilation_cache.enable(min_compile_time_s=0.0)
 
 
 # one XLA thread on CPU: XLA's multi-threaded Eigen kernels may reduce in another order
@@ -409,7 +400,7 @@ def _main(args) -> int:
     # the step clock's host callbacks inside the compiled while_loop can hang the CPU
     # client under asynchronous dispatch (jax-ml/jax#25861): dispatch synchronously
     jax.config.update("jax_cpu_enable_async_dispatch", False)
-    enable_compilation_cache(jax)
+    enable_compilation_cache()
     if args.command == "compare":
         return _compare_command(args)
     if args.command in ("tune", "resume"):
