@@ -62,11 +62,18 @@ def paired(a, b):
     return float(p), int(np.sum(la < lb)), int(np.sum(lb < la))
 
 
-def load(data: Path):
+def load(data: Path, only=None, relabel=None):
+    """``{problem: {strategy: run}}`` of the files in ``data``; ``only``: the problems to
+    keep (after relabelling); ``relabel``: ``{(problem, strategy): (problem, strategy)}``
+    (a companion problem's run shown under another problem, e.g. BO by K-fold CV under
+    FASTCV's fold problem: the same target, the same regret)."""
     runs = defaultdict(dict)
     for f in sorted(data.glob("*__*.json")):
         r = json.loads(f.read_text())
-        runs[r["problem"]][r["strategy"]] = r
+        key = (relabel or {}).get((r["problem"], r["strategy"]), (r["problem"], r["strategy"]))
+        if only and key[0] not in only:
+            continue
+        runs[key[0]][key[1]] = r
     return runs
 
 
@@ -82,7 +89,9 @@ def per_seed(run, budget):
             best[f"{c:g}"].append(at_cost(cost, s["best_regret"], c * budget))
         stopped += cost[-1] < budget - 1e-9
         z = np.asarray(s["z"], float)
-        share.append(float(np.mean(np.abs(z - tz) < 1e-9)) if z.size else math.nan)
+        # a combined target (FASTCV's fold mean) is no one fidelity: no share to report
+        single = len(run.get("target_fidelities", [tz])) == 1
+        share.append(float(np.mean(np.abs(z - tz) < 1e-9)) if z.size and single else math.nan)
         r = np.asarray(s["regret"], float)
         rise.append(float(np.max(r - np.minimum.accumulate(r))))
         mean, sd, value = (np.asarray(s[k], float) for k in ("mean", "sd", "value"))
@@ -323,8 +332,13 @@ def main(argv=None):
                     help="a page whose --marker comments get the summary table ('' for none)")
     ap.add_argument("--marker", default="robust-summary",
                     help="name of the marker pair around the summary (robust-heldout-summary for the test problems)")
+    ap.add_argument("--problems", default="", help="comma-separated problems to report (default: all)")
+    ap.add_argument("--relabel", default="",
+                    help="comma-separated PROBLEM/STRATEGY=PROBLEM/STRATEGY: report a run under another name")
     args = ap.parse_args(argv)
-    runs = load(Path(args.data))
+    relabel = {tuple(a.split("/")): tuple(b.split("/")) for a, b in
+               (item.split("=") for item in args.relabel.split(",") if item)}
+    runs = load(Path(args.data), [p for p in args.problems.split(",") if p], relabel)
     verdicts, _ = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
     if args.results:
         page = Path(args.results)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax.numpy as jnp
+
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.compiled import History, run_compiled
@@ -23,7 +25,8 @@ __all__ = ["ProblemBenchmark", "problem_task", "problem_benchmark", "run_problem
 def problem_task(problem: problems.Problem, model: str | None = None, rank: int = 2,
                  target_floor: float | None = None) -> Task:
     """The task of a benchmark problem: ICM (discrete) or product kernel (continuous)
-    by default, the problem's noise learned, its known costs, its target fidelity.
+    by default, the problem's noise learned, its known costs, its target fidelity (or the
+    weighted sum of fidelities of a problem with ``target_weights``, FASTCV's fold mean).
     ``model``: ``"icm"``, ``"icm_disc"`` (ICM plus a target-only discrepancy, see
     :func:`mumbo_jax.gp.models.icm_disc_model`) or ``"ar1"`` for discrete fidelities,
     ``"product"`` or ``"fabolas"`` for a continuous one. ``target_floor``: the ICM kinds'
@@ -46,8 +49,9 @@ def problem_task(problem: problems.Problem, model: str | None = None, rank: int 
             spec = models.ar1_model(problem.bounds, problem.n_fidelities)
         else:
             raise ValueError(f"model {model!r} is not for discrete fidelities; allowed: ('icm', 'icm_disc', 'ar1')")
-        return make_task(spec, posterior.target_fidelity(problem.target_fidelity),
-                         optimize.discrete_fidelities(problem.costs))
+        target = (posterior.target_fidelity(problem.target_fidelity) if problem.target_weights is None else
+                  posterior.Target(jnp.arange(problem.n_fidelities), jnp.asarray(problem.target_weights, float)))
+        return make_task(spec, target, optimize.discrete_fidelities(problem.costs))
     model = model or "product"
     if model not in ("product", "fabolas"):
         raise ValueError(f"model {model!r} is not for a continuous fidelity; allowed: ('product', 'fabolas')")

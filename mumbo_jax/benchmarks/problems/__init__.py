@@ -39,6 +39,9 @@ name                   d    fidelities  costs                   sense optimum
 ``perdikaris``         1    2           10, 1                   min   -1.352006
 ``park91b``            4    2           10, 1                   min   0.666667
 ``branin_ackley``      2    2           10, 1                   min   0.397887
+``svm_fabolas``        2    z in [0,1]  measured, 10 at z = 1   min   (table)
+``fastcv_svm``         2    10 folds    1 each; target = mean   min   (table)
+``fastcv_svm_cv``      2    1           10                      min   (table)
 =====================  ===  ==========  ======================  ====  ==============
 
 ``park`` (Park 1991, fidelities of Xiong et al. 2013) and ``branin_aug`` (Wu et al.
@@ -56,6 +59,13 @@ target's 10 (one with a continuous fidelity, cost ``1 + 9 z^2``): reliable sourc
 sources with a bias that moves the optimum, heavy noise, anti-correlation, information in
 part of the box only, and a correlated auxiliary task with its optimum elsewhere.
 ``suite("unreliable")`` returns them in order; ``SOURCE_KIND`` labels each cheap source.
+
+The ``real`` suite (module :mod:`~mumbo_jax.benchmarks.problems.real`) is the paper's two
+real tasks, tabulated once with scikit-learn and interpolated: FABOLAS-style SVM tuning with
+the training-data fraction ``2^(6 (z - 1))`` as the fidelity (cost: the measured fit time), and
+FASTCV with the 10 folds of a cross-validation as tasks whose mean is the target
+(``Problem.target_weights``); ``fastcv_svm_cv`` is that target as one query of cost 10.
+Their optima are the best table entries (exact: the interpolation is piecewise linear).
 
 The optima stored here were computed numerically (multistart L-BFGS-B and
 root finding on the gradient) and are checked in ``tests/test_problems.py``.

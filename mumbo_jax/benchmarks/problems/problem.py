@@ -53,6 +53,10 @@ class Problem:
             unique, see its docstring).
         f: the pure function ``f(x, z) -> scalar`` (``x`` shape ``[d]``).
         reference: where the formula comes from.
+        target_weights: for a discrete problem whose target combines its fidelities
+            (FASTCV's fold mean): one weight per fidelity, the target being
+            ``g(x) = sum_j w_j f(x, j)``; ``None`` (every other problem): the target
+            is ``f(x, target_fidelity)``.
     """
 
     name: str
@@ -70,6 +74,7 @@ class Problem:
     optimum_location: np.ndarray
     f: Callable[[Array, Array], Array]
     reference: str = "Moss, Leslie & Rayson (2020), MUMBO, Appendix B"
+    target_weights: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         bounds = np.array(self.bounds, dtype=np.float64).reshape(self.dim, 2)
@@ -90,11 +95,15 @@ class Problem:
                 self.noise_variances
             ) != self.n_fidelities:
                 raise ValueError("costs/noise_variances need one entry per fidelity")
+            if self.target_weights is not None and len(self.target_weights) != self.n_fidelities:
+                raise ValueError("target_weights need one entry per fidelity")
         else:
             if self.fidelity_bounds is None or self.cost_function is None:
                 raise ValueError(
                     "a continuous problem needs fidelity_bounds and cost_function"
                 )
+            if self.target_weights is not None:
+                raise ValueError("target_weights are for discrete fidelities")
 
     @property
     def lower(self) -> np.ndarray:
@@ -202,7 +211,10 @@ def objective(problem: Problem, x: Array, z) -> Array:
 
 
 def target_value(problem: Problem, x: Array) -> Array:
-    """``f(x, target_fidelity)`` in the problem's own sense."""
+    """``f(x, target_fidelity)`` in the problem's own sense (``sum_j w_j f(x, j)`` for a
+    problem with ``target_weights``)."""
+    if problem.target_weights is not None:
+        return sum(w * problem.f(x, j) for j, w in enumerate(problem.target_weights) if w != 0)
     return problem.f(x, problem.target_fidelity)
 
 
