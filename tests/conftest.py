@@ -52,6 +52,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(0))
 
 
+# ---------------------------------------------------------------- compiled programs, released
+# A worker keeps every program it compiles, and XLA maps memory for each one's code (about
+# 1,900 maps per buffer size of the default rule); a CI run and a local run lost a worker to a
+# segmentation fault inside XLA's compiler some 900 tests in, past the kernel's
+# vm.max_map_count (65,530), with about 20,000 maps at 15 % of the run. Between test files,
+# once a worker holds 30 % of its limit, its compiled programs are dropped (the library's
+# own guard, mumbo_jax.bo.programs, acts at 50 %). Programs a later file needs compile again.
+_MAP_SHARE = 0.3
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if nextitem is not None and nextitem.path == item.path:
+        return
+    from mumbo_jax.bo import programs
+
+    maps, limit = programs.maps_in_use(), programs.map_limit()
+    if maps is not None and limit and maps > _MAP_SHARE * limit:
+        jax.clear_caches()
+
+
 # ---------------------------------------------------------------- where the test time goes
 # MUMBO_TEST_COMPILE_REPORT=<file.jsonl>: every test appends one line with its wall seconds and
 # the seconds JAX spent tracing, lowering and compiling in this process during it (what

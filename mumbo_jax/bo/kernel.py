@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import gibbon, maxvalue
-from mumbo_jax.bo import optimize, rules
+from mumbo_jax.bo import optimize, programs, rules
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
 from mumbo_jax.bo.settings import BOSettings, Task
@@ -97,6 +97,8 @@ def pad_buffers(x, z, y, size: int) -> Buffers:
     """Buffers of ``size`` rows holding ``x [n, d]``, ``z [n]``, ``y [n]`` first (numpy
     for concrete inputs: eager jnp padding would compile one program per n)."""
     traced = any(isinstance(a, jax.core.Tracer) for a in (x, z, y))
+    if not traced:
+        programs.on_buffer_size(size)  # a new size compiles new programs: keep under the map limit
     xp = jnp if traced else np
     n, d = x.shape
     pad = size - n
@@ -110,6 +112,8 @@ def pad_buffers(x, z, y, size: int) -> Buffers:
 
 def grow(state: State, size: int, axis: int = 0) -> State:
     """Pad the buffers along their data ``axis`` (1 with a leading seed axis) to ``size``."""
+    programs.on_buffer_size(size)  # a new size compiles new programs: keep under the map limit
+
     def pad(a):
         widths = [(0, 0)] * a.ndim
         widths[axis] = (0, size - a.shape[axis])

@@ -1,0 +1,72 @@
+"""Compiled programs held in memory, kept under the kernel's limit on memory maps.
+
+XLA's CPU backend maps memory for the machine code of every program it compiles: about
+1,900 maps for one buffer size's programs of the default rule (fit, g*, maximiser,
+recommendation; Hartmann-3). Linux allows a process ``vm.max_map_count`` maps (65,530 by
+default); past it, a memory map fails inside XLA's compiler and the process dies of a
+segmentation fault. A run that grows to a thousand points compiles two dozen buffer
+sizes, and a process that runs many configurations (a sweep, a test session) keeps every
+program it ever compiled, so both can reach it.
+
+The drivers call :func:`on_buffer_size` whenever they make buffers; when the size is new
+to the process and the process holds more than :data:`MAP_SHARE` of its limit, JAX's
+in-memory caches are cleared (:func:`jax.clear_caches`): the programs still in use
+compile again, or load from the persistent cache (:mod:`mumbo_jax.compilation_cache`).
+Results do not change. Where ``/proc`` does not exist (not Linux) nothing is counted.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import jax
+
+__all__ = ["MAP_SHARE", "maps_in_use", "map_limit", "release_if_crowded", "on_buffer_size"]
+
+MAP_SHARE = 0.5  # clear the compiled programs past this share of vm.max_map_count
+_last_size: list = [None]  # the last buffer size seen (a new one triggers the check)
+_warned: list = [False]
+
+
+def maps_in_use() -> int | None:
+    """Memory maps of this process (lines of ``/proc/self/maps``), or None without /proc."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return None
+
+
+def map_limit() -> int | None:
+    """``vm.max_map_count``, or None where it cannot be read."""
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def release_if_crowded(share: float = MAP_SHARE, maps: int | None = None, limit: int | None = None) -> bool:
+    """Clear JAX's in-memory caches if this process holds more than ``share`` of its
+    memory-map limit; returns whether it did. ``maps`` and ``limit`` default to
+    :func:`maps_in_use` and :func:`map_limit` (given for tests)."""
+    maps = maps_in_use() if maps is None else maps
+    limit = map_limit() if limit is None else limit
+    if maps is None or not limit or maps <= share * limit:
+        return False
+    jax.clear_caches()
+    if not _warned[0]:
+        _warned[0] = True
+        warnings.warn(f"mumbo-jax: this process holds {maps} memory maps, over {share:.0%} of the system's limit "
+                      f"({limit}, vm.max_map_count), most of them compiled programs: cleared JAX's compiled programs "
+                      "(those still in use compile again or load from the persistent cache)", RuntimeWarning,
+                      stacklevel=3)
+    return True
+
+
+def on_buffer_size(size: int) -> None:
+    """Called by the drivers when they make buffers of ``size`` rows: a size new to the
+    process (a run grew, or a new run began) triggers :func:`release_if_crowded`."""
+    if size != _last_size[0]:
+        _last_size[0] = size
+        release_if_crowded()
