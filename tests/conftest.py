@@ -101,6 +101,12 @@ if _REPORT:
             f.write(json.dumps({"test": item.nodeid, "wall_s": round(time.perf_counter() - t0, 3),
                                 "compile_s": round(_compile_s[0] - c0, 3), "pid": os.getpid()}) + "\n")
 
+    def pytest_runtest_logreport(report):
+        if report.failed:  # as it happens, not only in the summary at the end
+            with open(_REPORT, "a") as f:
+                f.write(json.dumps({"test": report.nodeid, "failed": report.when,
+                                    "error": str(report.longrepr)[-2000:]}) + "\n")
+
 
 # ---------------------------------------------------------------- xdist: longest files first
 # `--dist loadfile` (pyproject addopts) hands whole files to the workers in the order of
