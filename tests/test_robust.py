@@ -25,6 +25,12 @@ def _gram(spec, scaling, params, xa, za, xb, zb):
     return np.asarray(models.build_kernel(spec, params)((ua, va), (ub, vb)))
 
 
+def _full_gram(spec, scaling, params, x, z):
+    """The library kernel's gram over all of ``x, z`` once (the references index it with
+    numpy: one kernel evaluation instead of one per subset, each compiling its shapes)."""
+    return _gram(spec, scaling, params, x, z, x, z)
+
+
 def _setup(seed=0, n=14, cheap=lambda x: np.sin(6 * x[:, 0]) + x[:, 1]):
     rng = np.random.default_rng(seed)
     spec = models.icm_model([(0.0, 1.0)] * 2, 2)
@@ -34,16 +40,21 @@ def _setup(seed=0, n=14, cheap=lambda x: np.sin(6 * x[:, 0]) + x[:, 1]):
     f = np.sin(6 * x[:, 0]) + x[:, 1]
     y = np.where(z == 0, f, cheap(x))
     mask = np.r_[np.ones(n - 2), 0.0, 0.0]  # two padding rows
-    post = posterior.condition(spec, params, jnp.asarray(x), jnp.asarray(z), jnp.asarray(y), jnp.asarray(mask))
+    post = _condition(spec, params, jnp.asarray(x), jnp.asarray(z), jnp.asarray(y), jnp.asarray(mask))
     return spec, params, x, z, y, mask, post
+
+
+_condition = jax.jit(posterior.condition, static_argnums=0)  # one program, not every primitive op by op
 
 
 def _dense_target(spec, post, params, x, z, ys, keep, extra, xt):
     """Mean and variance of g = f(., 0) at ``xt`` given rows ``keep`` (standardised)."""
     noise = np.asarray(post.noise)[z] + extra
-    k = _gram(spec, post.scaling, params, x[keep], z[keep], x[keep], z[keep]) + np.diag(noise[keep])
-    ks = _gram(spec, post.scaling, params, x[keep], z[keep], xt, np.zeros(len(xt), int))
-    kss = _gram(spec, post.scaling, params, xt, np.zeros(len(xt), int), xt, np.zeros(len(xt), int))
+    n = len(z)
+    full = _full_gram(spec, post.scaling, params, np.concatenate([x, xt]), np.r_[z, np.zeros(len(xt), int)])
+    k = full[np.ix_(keep, keep)] + np.diag(noise[keep])
+    ks = full[np.ix_(keep, n + np.arange(len(xt)))]
+    kss = full[n:, n:]
     w = np.linalg.solve(k, ks)
     return w.T @ ys[keep], np.diag(kss - ks.T @ w)
 
@@ -56,10 +67,11 @@ def test_recondition_matches_dense_conditioning():
     extra = np.where(rng.uniform(size=len(z)) < 0.5, 0.05, 0.0)
     ys = rng.normal(size=len(z))
     z_new = np.where(keep & (z == 1) & (extra > 0), 0, z)  # some rows moved to the target
-    got = posterior.recondition(post, jnp.asarray(keep, float), jnp.asarray(z_new, jnp.int32), jnp.asarray(ys),
-                                jnp.asarray(extra))
     xt = rng.uniform(size=(5, 2))
-    mu, var = posterior.target_moments(got, jnp.asarray(xt), target)
+    # one compiled program (op by op, JAX would compile every primitive's shapes)
+    mu, var = jax.jit(lambda p, *a: posterior.target_moments(posterior.recondition(p, *a[:4]), a[4], target))(
+        post, jnp.asarray(keep, float), jnp.asarray(z_new, jnp.int32), jnp.asarray(ys), jnp.asarray(extra),
+        jnp.asarray(xt))
     ref_mu, ref_var = _dense_target(spec, post, params, x, z_new, ys, np.flatnonzero(keep), extra, xt)
     s = post.scaling
     np.testing.assert_allclose(np.asarray(mu), float(s.y_mean) + float(s.y_scale) * ref_mu, rtol=1e-8, atol=1e-8)
@@ -72,16 +84,17 @@ def test_loo_advantage_matches_brute_force():
     ys = np.asarray(post.y)
     noise = np.asarray(post.noise)[z]
     real = np.flatnonzero(mask > 0)
+    full = _full_gram(spec, post.scaling, params, x, z)
     total = 0.0
     for i in real[z[real] == 0]:
         for pool, sign in ((real, 1.0), (real[z[real] == 0], -1.0)):
             rest = pool[pool != i]
-            k = _gram(spec, post.scaling, params, x[rest], z[rest], x[rest], z[rest]) + np.diag(noise[rest])
-            kr = _gram(spec, post.scaling, params, x[rest], z[rest], x[i:i + 1], z[i:i + 1])[:, 0]
+            k = full[np.ix_(rest, rest)] + np.diag(noise[rest])
+            kr = full[rest, i]
             w = np.linalg.solve(k, kr)
-            var = _gram(spec, post.scaling, params, x[i:i + 1], z[i:i + 1], x[i:i + 1], z[i:i + 1])[0, 0] - w @ kr
+            var = full[i, i] - w @ kr
             total += sign * stats.norm.logpdf(ys[i], w @ ys[rest], np.sqrt(var + noise[i]))
-    assert float(reliability.loo_advantage(post, target)) == pytest.approx(total, rel=1e-6, abs=1e-8)
+    assert float(jax.jit(reliability.loo_advantage)(post, target)) == pytest.approx(total, rel=1e-6, abs=1e-8)
 
 
 def test_the_comparison_tells_a_faithful_source_from_an_unrelated_one():
@@ -89,9 +102,10 @@ def test_the_comparison_tells_a_faithful_source_from_an_unrelated_one():
     faithful = _setup(n=22, cheap=lambda x: np.sin(6 * x[:, 0]) + x[:, 1])[-1]
     rng = np.random.default_rng(3)
     unrelated = _setup(n=22, cheap=lambda x: rng.normal(size=len(x)))[-1]
-    assert float(reliability.loo_advantage(faithful, target)) > 0
-    model, mf, _ = reliability.better_model(unrelated, target)
-    if float(reliability.loo_advantage(unrelated, target)) < 0:  # the target-only model is then chosen
+    loo_advantage, better_model = jax.jit(reliability.loo_advantage), jax.jit(reliability.better_model)
+    assert float(loo_advantage(faithful, target)) > 0
+    model, mf, _ = better_model(unrelated, target)
+    if float(loo_advantage(unrelated, target)) < 0:  # the target-only model is then chosen
         assert not bool(mf)
         np.testing.assert_array_equal(np.asarray(model.mask), np.asarray(reliability.target_rows(unrelated, target)))
 
@@ -101,14 +115,17 @@ def test_explained_matches_the_dense_joint_covariance():
     target = posterior.target_fidelity(0)
     rng = np.random.default_rng(7)
     xq, zq, xt = rng.uniform(size=(4, 2)), np.array([0, 1, 1, 0]), rng.uniform(size=2)
-    got = np.asarray(robust.explained(post, target, jnp.asarray(xq), jnp.asarray(zq, jnp.int32), jnp.asarray(xt)))
+    got = np.asarray(jax.jit(robust.explained)(post, target, jnp.asarray(xq), jnp.asarray(zq, jnp.int32),
+                                               jnp.asarray(xt)))
     real = np.flatnonzero(mask > 0)
     noise = np.asarray(post.noise)
-    k = _gram(spec, post.scaling, params, x[real], z[real], x[real], z[real]) + np.diag(noise[z[real]])
+    n = len(z)
+    full = _full_gram(spec, post.scaling, params, np.concatenate([x, xq, xt[None]]), np.r_[z, zq, 0])
+    k = full[np.ix_(real, real)] + np.diag(noise[z[real]])
     for j in range(4):
-        pts_x, pts_z = np.stack([xq[j], xt]), np.array([zq[j], 0])
-        kp = _gram(spec, post.scaling, params, pts_x, pts_z, pts_x, pts_z)
-        kr = _gram(spec, post.scaling, params, x[real], z[real], pts_x, pts_z)
+        pts = np.array([n + j, n + 4])  # the query (xq[j], zq[j]) and (xt, the target)
+        kp = full[np.ix_(pts, pts)]
+        kr = full[np.ix_(real, pts)]
         cov = kp - kr.T @ np.linalg.solve(k, kr)
         rho2 = cov[0, 1] ** 2 / ((cov[0, 0] + noise[zq[j]]) * cov[1, 1])
         assert got[j] == pytest.approx(rho2, rel=1e-6, abs=1e-9)
@@ -145,11 +162,11 @@ def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
     state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(5), np.ones(5)].astype(int), 10)
     post, _ = kernel.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
     x, mu, sd = kernel.recommend(task, post, state.buffers.x, "robust", False)
-    model, _, _ = reliability.better_model(post, task.target)
-    i, best = incumbent.incumbent_by_rule(model, task.target, "target")
+    model, _, _ = jax.jit(reliability.better_model)(post, task.target)
+    i, best = jax.jit(incumbent.incumbent_by_rule, static_argnums=2)(model, task.target, "target")
     measured = np.any(np.all(np.abs(np.asarray(state.buffers.x[:5]) - np.asarray(x)) < 1e-12, axis=1))
     if not measured:  # a jump needs the lower bound (sd widened by the model's own scale) above the best
-        scale = float(incumbent.interval_scale(model, task.target))
+        scale = float(jax.jit(incumbent.interval_scale)(model, task.target))
         assert float(mu) - incumbent.ROBUST_SD * float(sd) * scale > float(best)
     else:
         assert float(mu) == pytest.approx(float(best))
@@ -159,8 +176,9 @@ def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
 def test_a_robust_run_keeps_its_spend_bound_and_target_choices():
     pb = problems.get_problem("unrel_forrester_reliable")
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
+    # 4 design rows + 27 evaluations fill one 32-row buffer: one set of programs to compile
     h = run_compiled(bench, task, 60.0, [0], BOSettings(strategy="robust", incumbent_rule="robust", **FAST),
-                     max_evals=30)
+                     max_evals=27)
     n = int(h.n_evals[0])
     cost, z = h.cost[0, :n], h.z[0, :n]
     c_target = float(np.max(np.asarray(task.space.cost(jnp.arange(pb.n_fidelities)))))
