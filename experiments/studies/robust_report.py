@@ -62,14 +62,17 @@ def paired(a, b):
     return float(p), int(np.sum(la < lb)), int(np.sum(lb < la))
 
 
-def load(data: Path, only=None, relabel=None):
+def load(data: Path, only=None, relabel=None, n_seeds=None):
     """``{problem: {strategy: run}}`` of the files in ``data``; ``only``: the problems to
     keep (after relabelling); ``relabel``: ``{(problem, strategy): (problem, strategy)}``
     (a companion problem's run shown under another problem, e.g. BO by K-fold CV under
-    FASTCV's fold problem: the same target, the same regret)."""
+    FASTCV's fold problem: the same target, the same regret); ``n_seeds``: keep seeds
+    0 .. n_seeds - 1 only (the tests pair seeds by position: every run needs the same ones)."""
     runs = defaultdict(dict)
     for f in sorted(data.glob("*__*.json")):
         r = json.loads(f.read_text())
+        if n_seeds:
+            r["seeds"] = [s for s in r["seeds"] if s["seed"] < n_seeds]
         key = (relabel or {}).get((r["problem"], r["strategy"]), (r["problem"], r["strategy"]))
         if only and key[0] not in only:
             continue
@@ -279,7 +282,7 @@ def plot(runs, png: Path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     problems = sorted(runs)
-    cols = 4
+    cols = min(4, len(problems))  # one problem: one panel
     rows = -(-len(problems) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
     for ax, problem in zip(axes.flat, problems):
@@ -333,12 +336,13 @@ def main(argv=None):
     ap.add_argument("--marker", default="robust-summary",
                     help="name of the marker pair around the summary (robust-heldout-summary for the test problems)")
     ap.add_argument("--problems", default="", help="comma-separated problems to report (default: all)")
+    ap.add_argument("--seeds", type=int, default=None, help="report seeds 0 .. SEEDS - 1 only (default: all)")
     ap.add_argument("--relabel", default="",
                     help="comma-separated PROBLEM/STRATEGY=PROBLEM/STRATEGY: report a run under another name")
     args = ap.parse_args(argv)
     relabel = {tuple(a.split("/")): tuple(b.split("/")) for a, b in
                (item.split("=") for item in args.relabel.split(",") if item)}
-    runs = load(Path(args.data), [p for p in args.problems.split(",") if p], relabel)
+    runs = load(Path(args.data), [p for p in args.problems.split(",") if p], relabel, args.seeds)
     verdicts, _ = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
     if args.results:
         page = Path(args.results)
