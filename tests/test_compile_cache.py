@@ -92,8 +92,6 @@ def test_the_api_keeps_its_programs_on_disk_by_default_and_off_means_off(tmp_pat
     assert any((tmp_path / "xla").iterdir())  # the fit and maximiser programs (>= 1 s to compile) went to disk
     second = _run_api(tmp_path / "xla")
     assert second["hits"] >= 2 and second["x"] == first["x"]
-    off = _run_api(tmp_path / "off_is_a_word")
-    assert off["dir"] == str(tmp_path / "off_is_a_word")  # a folder name, not the word off
     env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MUMBO_JAX_CACHE": "off"}
     out = subprocess.run([sys.executable, "-c", API_SCRIPT], capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
