@@ -54,6 +54,12 @@ def _discrete_problem(**fields) -> Problem:
     return Problem(fidelity_kind="discrete", fidelity_bounds=None, target_fidelity=0, cost_function=None, **fields)
 
 
+def _continuous_problem(**fields) -> Problem:
+    """A noiseless :class:`Problem` with one continuous fidelity in [0, 1] whose target is 1."""
+    return Problem(fidelity_kind="continuous", n_fidelities=None, fidelity_bounds=(0.0, 1.0), target_fidelity=1.0,
+                   costs=None, noise_variances=(0.0,), **fields)
+
+
 def _register(problem: Problem) -> Problem:
     PROBLEMS[problem.name] = problem
     return problem
@@ -145,17 +151,11 @@ _register(
     )
 )
 _register(
-    Problem(
+    _continuous_problem(
         name="currin_continuous",
         dim=2,
         bounds=[[0.0, 1.0], [0.0, 1.0]],
-        fidelity_kind="continuous",
-        n_fidelities=None,
-        fidelity_bounds=(0.0, 1.0),
-        target_fidelity=1.0,
-        costs=None,
         cost_function=currin_continuous_cost,
-        noise_variances=(0.0,),
         maximise=True,
         optimum_value=13.798722044728434,
         optimum_location=[_CURRIN_X1STAR, 0.0],
@@ -224,17 +224,11 @@ _bifidelity("unrel_hartmann3_partial", unrel_hartmann3_partial, 3, [[0.0, 1.0]] 
             _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3 where x3 < 0.6, faded to 0 beyond "
             "(a region-wise construction after Mikkola et al. 2023)")
 _register(
-    Problem(
+    _continuous_problem(
         name="unrel_branin_continuous",
         dim=2,
         bounds=_BRANIN_BOUNDS,
-        fidelity_kind="continuous",
-        n_fidelities=None,
-        fidelity_bounds=(0.0, 1.0),
-        target_fidelity=1.0,
-        costs=None,
         cost_function=unrel_branin_continuous_cost,
-        noise_variances=(0.0,),
         maximise=False,
         optimum_value=_BRANIN_MIN,
         optimum_location=_BRANIN_XSTAR,
@@ -255,17 +249,11 @@ _SVM_BOX = [[-10.0, 10.0], [-10.0, 10.0]]  # log2 C, log2 gamma
 _SVM_OPT, _SVM_XOPT = 2.0 / 359.0, [0.0, -2.0]  # 2 of 359 validation digits wrong; 6 nodes tie, the first (C-major)
 _CV_OPT, _CV_OPT_CV, _CV_XOPT = 0.020000000000000004, 0.02, [1.0, -2.0]  # 10 nodes tie; the first (C-major)
 _register(
-    Problem(
+    _continuous_problem(
         name="svm_fabolas",
         dim=2,
         bounds=_SVM_BOX,
-        fidelity_kind="continuous",
-        n_fidelities=None,
-        fidelity_bounds=(0.0, 1.0),
-        target_fidelity=1.0,
-        costs=None,
         cost_function=svm_fabolas_cost,
-        noise_variances=(0.0,),
         maximise=False,
         optimum_value=_SVM_OPT,
         optimum_location=_SVM_XOPT,
