@@ -1,5 +1,7 @@
 """Posterior moments against dense numpy GP algebra, for every model and target kind."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -323,8 +325,10 @@ def test_target_floor_is_checked():
         models.icm_model(BOUNDS, 2, target_floor=-0.1)
     with pytest.raises(ValueError, match="target_floor"):
         models.icm_model(BOUNDS, 2, target_floor=float("nan"))
-    with pytest.raises(ValueError, match="ICM kinds"):
-        models.ModelSpec("ar1", models.check_bounds(BOUNDS), n_fidelities=2, target_floor=0.1)
+    # only the ICM models have a floor: the others take no target_floor (and read 0)
+    assert models.ar1_model(BOUNDS, 2).target_floor == 0.0
+    with pytest.raises(TypeError, match="target_floor"):
+        dataclasses.replace(models.ar1_model(BOUNDS, 2), target_floor=0.1)
 
 
 def test_many_points_in_chunks_match_dense_numpy():

@@ -8,9 +8,10 @@ launches; the vmapped ``while_loop`` runs every lane until the slowest stops, wh
 one CPU core cost more than it saved: 100 Hartmann-3 points, 3 fidelities, 8 restarts,
 lax.map 0.75 s, vmap 3.4 s). The restart with the lowest objective is kept.
 
-The objective (:func:`neg_log_marginal`) builds the ICM Gram matrix densely and
-differentiates through one Cholesky factor in closed form (the inverses by matrix
-products, :mod:`mumbo_jax.gp.linalg`).
+The objective (:func:`neg_log_marginal`) takes the model's Gram matrix
+(:meth:`mumbo_jax.gp.modelbase.ModelSpec.gram`: built densely for the ICM model,
+:func:`matern52_gram`) and differentiates through one Cholesky factor in closed form
+(the inverses by matrix products, :mod:`mumbo_jax.gp.linalg`).
 :func:`neg_log_marginal_reference` is the tinygp formulation it is tested against.
 """
 
@@ -23,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mumbo_jax.gp import kernels, linalg, models, posterior
+from mumbo_jax.gp import linalg, models, posterior
+from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
@@ -31,62 +33,6 @@ __all__ = ["neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "ma
            "starts_batching", "fit_from", "restart_inits", "fit_params", "fit"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-def _matern52_fwd(s):
-    sq = jnp.sum(jnp.square(s[:, None, :] - s[None, :, :]), axis=-1)
-    # + tiny as in kernels.EuclideanDistance: a finite gradient at r = 0
-    a = jnp.sqrt(5.0) * jnp.sqrt(sq + jnp.finfo(sq.dtype).tiny)
-    e = (1.0 + a) * jnp.exp(-a)
-    return e + jnp.square(a) / 3.0 * jnp.exp(-a), (s, e)
-
-
-def _matern52_bwd(res, c):
-    # dk/d(sq) = -(5/6) (1 + a) e^-a, d(sq_ij)/ds_i = 2 (s_i - s_j): with P = (C + C^T) o e,
-    # d/ds_i = -(5/3) (s_i sum_j P_ij - (P s)_i), O(n^2 d) without [n, n, d] temporaries
-    s, e = res
-    p = (c + c.T) * e
-    return (-(5.0 / 3.0) * (s * jnp.sum(p, axis=1)[:, None] - p @ s),)
-
-
-@jax.custom_vjp
-def matern52_gram(s):
-    """Matern-5/2 Gram matrix of scaled inputs, with its gradient in closed form.
-
-    k_ij = (1 + a + a^2 / 3) e^-a with a = sqrt(5 (r_ij^2 + tiny)), r_ij = |s_i - s_j|
-    (the ``tiny`` of the dtype keeps the gradient finite at r = 0, as in
-    :func:`mumbo_jax.gp.kernels.matern52_ard`). The VJP costs O(n^2 d) without
-    ``[n, n, d]`` temporaries (tests/test_fit_dense.py checks it against autodiff).
-
-    Args:
-        s: ``[n, d]`` inputs divided by their lengthscales.
-
-    Returns:
-        ``[n, n]`` the Gram matrix (unit amplitude).
-    """
-    return _matern52_fwd(s)[0]
-
-
-matern52_gram.defvjp(_matern52_fwd, _matern52_bwd)
-
-
-def _gram(spec: ModelSpec, params: dict, xu, zu, mask) -> jax.Array:
-    """``[n, n]`` masked prior covariance m m' k((x, z), (x', z')) on internal inputs.
-
-    The ICM kernel is built densely (pairwise differences broadcast, B by one-hot
-    products), the same arithmetic as :func:`mumbo_jax.gp.kernels.matern52_ard` and
-    :class:`mumbo_jax.gp.kernels.ICM` without tinygp's doubly vmapped ``evaluate``
-    (tests/test_fit_dense.py compares value and gradient). Other kinds use tinygp's
-    kernel.
-    """
-    if spec.kind == "icm":
-        k = matern52_gram(xu / jnp.exp(params["log_ls"]))
-        B = kernels.icm_matrix(params["W"], models.icm_kappa(spec, params))
-        onehot = jax.nn.one_hot(zu, spec.n_fidelities, dtype=k.dtype) * mask[:, None]
-        return k * (onehot @ B @ onehot.T)
-    kernel = posterior.Masked(models.build_kernel(spec, params))
-    X = (xu, zu, mask)
-    return kernel(X, X)
 
 
 @jax.custom_vjp
@@ -138,7 +84,7 @@ def neg_log_marginal(spec: ModelSpec, params: dict, scaling: Scaling, x, z, y, m
     xu, zu = models.scale_inputs(spec, scaling, x, z)
     noise = models.noise_variances(spec, params, scaling.y_scale)
     diag = mask * noise[posterior.noise_index(spec, zu)] + (1.0 - mask)  # padding: independent N(0, 1)
-    cov = _gram(spec, params, xu, zu, mask) + jnp.diag(diag)
+    cov = spec.gram(params, xu, zu, mask) + jnp.diag(diag)
     nll = gaussian_nll(cov, posterior.standardise(scaling, y, mask))
     nll = nll - 0.5 * _LOG_2PI * jnp.sum(1.0 - mask)  # remove the padding's constant
     return nll - models.log_prior(spec, params)

@@ -19,7 +19,7 @@ from tinygp import kernels, transforms
 
 __all__ = [
     "EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "ICMDiscrepancy", "icm_matrix", "ar1_coefficients", "AR1",
-    "ContinuousProduct", "fabolas_basis", "FabolasBasis", "linear_basis", "BasisKernel",
+    "ContinuousProduct", "fabolas_basis", "FabolasBasis", "linear_basis", "BasisKernel", "Masked", "matern52_gram",
 ]
 
 
@@ -221,3 +221,52 @@ class BasisKernel(kernels.Kernel):
     def evaluate(self, X1, X2):
         (x1, z1), (x2, z2) = X1, X2
         return self.kx.evaluate(x1, x2) * (self._phi(z1) @ self.S @ self._phi(z2))
+
+
+class Masked(kernels.Kernel):
+    """k((x,z,m),(x',z',m')) = m m' k((x,z),(x',z')): padded rows drop out."""
+
+    k: kernels.Kernel
+
+    def evaluate(self, X1, X2):
+        (x1, z1, m1), (x2, z2, m2) = X1, X2
+        return m1 * m2 * self.k.evaluate((x1, z1), (x2, z2))
+
+
+def _matern52_fwd(s):
+    sq = jnp.sum(jnp.square(s[:, None, :] - s[None, :, :]), axis=-1)
+    # + tiny as in EuclideanDistance: a finite gradient at r = 0
+    a = jnp.sqrt(5.0) * jnp.sqrt(sq + jnp.finfo(sq.dtype).tiny)
+    e = (1.0 + a) * jnp.exp(-a)
+    return e + jnp.square(a) / 3.0 * jnp.exp(-a), (s, e)
+
+
+def _matern52_bwd(res, c):
+    # dk/d(sq) = -(5/6) (1 + a) e^-a, d(sq_ij)/ds_i = 2 (s_i - s_j): with P = (C + C^T) o e,
+    # d/ds_i = -(5/3) (s_i sum_j P_ij - (P s)_i), O(n^2 d) without [n, n, d] temporaries
+    s, e = res
+    p = (c + c.T) * e
+    return (-(5.0 / 3.0) * (s * jnp.sum(p, axis=1)[:, None] - p @ s),)
+
+
+@jax.custom_vjp
+def matern52_gram(s):
+    """Matern-5/2 Gram matrix of scaled inputs, with its gradient in closed form: the
+    dense form of :func:`matern52_ard` that the ICM model's fit uses
+    (:meth:`mumbo_jax.gp.models.ICMModel.gram`).
+
+    k_ij = (1 + a + a^2 / 3) e^-a with a = sqrt(5 (r_ij^2 + tiny)), r_ij = |s_i - s_j|
+    (the ``tiny`` of the dtype keeps the gradient finite at r = 0, as in
+    :func:`matern52_ard`). The VJP costs O(n^2 d) without ``[n, n, d]`` temporaries
+    (tests/test_fit_dense.py checks it against autodiff).
+
+    Args:
+        s: ``[n, d]`` inputs divided by their lengthscales.
+
+    Returns:
+        ``[n, n]`` the Gram matrix (unit amplitude).
+    """
+    return _matern52_fwd(s)[0]
+
+
+matern52_gram.defvjp(_matern52_fwd, _matern52_bwd)

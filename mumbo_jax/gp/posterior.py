@@ -25,9 +25,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from tinygp import GaussianProcess
-from tinygp import kernels as tk
 
 from mumbo_jax.gp import linalg, models
+from mumbo_jax.gp.kernels import Masked
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
@@ -113,16 +113,6 @@ class Posterior:
     alpha: jax.Array
     noise: jax.Array
     y: jax.Array
-
-
-class Masked(tk.Kernel):
-    """k((x,z,m),(x',z',m')) = m m' k((x,z),(x',z')): padded rows drop out."""
-
-    k: tk.Kernel
-
-    def evaluate(self, X1, X2):
-        (x1, z1, m1), (x2, z2, m2) = X1, X2
-        return m1 * m2 * self.k.evaluate((x1, z1), (x2, z2))
 
 
 def noise_index(spec: ModelSpec, z):
