@@ -15,7 +15,7 @@ import pytest
 
 from mumbo_jax.gp import precision
 
-MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "models", "fitting", "posterior", "costmodel",
+MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "modelbase", "models", "fitting", "posterior", "costmodel",
                                                "linalg", "marginal")] + [
     "mumbo_jax.acquisition." + m for m in ("maxvalue", "acquisitions", "baselines")]
 
@@ -27,8 +27,12 @@ EXEMPT = {
     "mumbo_jax.gp.precision": {"PrecisionError", "X64_FIX", "x64_enabled", "require_x64"},
     "mumbo_jax.gp.kernels": {"EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "icm_matrix",
                              "ar1_coefficients", "AR1", "ContinuousProduct", "fabolas_basis", "FabolasBasis",
-                             "linear_basis", "BasisKernel", "ICMDiscrepancy"},
-    "mumbo_jax.gp.models": {"KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "icm_disc_model", "icm_kappa",
+                             "linear_basis", "BasisKernel", "ICMDiscrepancy", "Masked", "matern52_gram"},
+    "mumbo_jax.gp.modelbase": {"ModelSpec", "DiscreteModel", "ContinuousModel", "Scaling", "check_bounds",
+                               "check_noise", "check_count", "lengthscale_misfit", "check_in_box", "check_data"},
+    "mumbo_jax.gp.models": {"MODELS", "DiscreteModel", "ContinuousModel", "ICMModel", "ICMDiscModel", "AR1Model",
+                            "ProductModel", "FabolasModel", "BasisKernelModel", "LinearBasisModel", "TaskBasisModel",
+                            "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "icm_disc_model", "icm_kappa",
                             "absorb_target_floor",
                             "discrepancy_variance", "ModelSpec", "check_bounds", "icm_model",
                             "ar1_model", "product_model", "fabolas_model", "basis_model", "basis_size", "basis_chol",
