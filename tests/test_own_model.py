@@ -97,3 +97,16 @@ def test_own_model_drives_asktell():
         assert 0.0 <= float(np.asarray(x)[0]) <= 1.0 and z in (0, 1, 2)
         opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
     assert set(opt.params) == set(spec.default_params())
+
+
+def test_builtin_models_keep_their_names():
+    """The names configs and saved runs use (``model = "icm"``) are the classes' ``kind``."""
+    b = [(0.0, 1.0)]
+    built = [models.icm_model(b, 2), models.icm_disc_model(b, 2), models.ar1_model(b, 2), models.product_model(b),
+             models.fabolas_model(b), models.basis_model(b, fidelity_bounds=(0.0, 1.0)),
+             models.basis_model(b, n_fidelities=2)]
+    assert [m.kind for m in built] == ["icm", "icm_disc", "ar1", "product", "fabolas", "linear_basis", "task_basis"]
+    assert all(isinstance(m, models.ModelSpec) and models.MODELS[m.kind] is type(m) for m in built)
+    assert models.KINDS == ("icm", "ar1", "product", "fabolas", "linear_basis", "task_basis", "icm_disc")
+    assert models.DISCRETE_KINDS == ("icm", "ar1", "task_basis", "icm_disc")
+    assert models.ICM_KINDS == ("icm", "icm_disc") and models.BASIS_KINDS == ("linear_basis", "task_basis")
