@@ -134,7 +134,7 @@ def test_incumbent_rules_against_a_direct_argmax():
     np.testing.assert_allclose(float(v_tgt), mu[int(i_tgt)], rtol=1e-10)
     i_lcb, _ = incumbent(post, task.target, "lcb")
     assert int(i_lcb) == int(np.argmax(mu - 2 * np.sqrt(var)))
-    with pytest.raises(ValueError, match="incumbent rule"):
+    with pytest.raises(ValueError, match="unknown incumbent_rule .best."):
         incumbent(post, task.target, "best")
     with pytest.raises(ValueError, match="unknown incumbent_rule 'best'"):
         BOSettings(incumbent_rule="best")

@@ -3,8 +3,9 @@
 A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
 before any of them is evaluated; the q evaluations run together (q workers) and are
 appended at once (:func:`mumbo_jax.bo.compiled.run_compiled` with
-``BOSettings.batch_size = q``). The rules (``BOSettings.batch_rule``) build the batch
-greedily from the same fitted posterior:
+``BOSettings.batch_size = q``). The batch rule (``BOSettings.batch_rule``, a name in
+:data:`BATCH_RULES`) builds the batch from the same fitted posterior. The built-in rules
+build it greedily:
 
     "believer"  the kriging believer (the default): slot k is the rule's ordinary
                 proposal (the full maximiser) on the posterior conditioned on slots
@@ -37,14 +38,23 @@ On Currin and Hartmann-3 (10 seeds, q = 4; docs/RESULTS.md) the believer was lev
 with sequential MUMBO against cost and every GIBBON form behind it, hence the default.
 
 Slot k of the believer uses the maximiser key ``fold_in(key, k)`` (slot 0: ``key``).
-Both rules are pure functions of (posterior, g*, key, buffers): one jit program per
+Every rule is a pure function of (posterior, g*, key, buffers): one jit program per
 buffer size and q, vmapped over seeds by the lock-step driver like the other stages.
+
+A batch rule is a :class:`BatchRule` record: ``build(ctx)`` maps a :class:`BatchContext`
+to a :class:`mumbo_jax.bo.optimize.Proposal` with a leading slot axis of length q.
+:func:`register` adds one at run time; the settings' check, the config schema's choices
+and ``mumbo-jax list`` read :data:`BATCH_RULES`, so a registered rule is accepted
+everywhere at once (docs/howto/write-a-rule.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import types
+from collections.abc import Mapping
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -52,12 +62,94 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.bo import kernel, optimize, rules
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
+from mumbo_jax.bo.registry import Registry, check_name
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
 
-__all__ = ["batch_stage", "candidate_pairs", "polish_batch", "CONTINUOUS_FIDELITIES"]
+__all__ = ["BatchRule", "BatchContext", "BATCH_RULES", "register", "unregister", "check_batch_rule", "propose",
+           "batch_stage", "candidate_pairs", "polish_batch", "CONTINUOUS_FIDELITIES"]
 
 CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
+
+
+class BatchContext(NamedTuple):
+    """What a batch rule sees (inside the compiled batch step).
+
+    Attributes:
+        settings: :class:`mumbo_jax.bo.settings.BOSettings` (static).
+        task: :class:`mumbo_jax.bo.settings.Task`.
+        post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
+        gstar: ``[N]`` g* samples (zeros for rules without g*).
+        key: the step's maximiser key.
+        buffers: :class:`mumbo_jax.bo.kernel.Buffers` with at least ``n + q - 1`` rows
+            (room for fantasised slots after row n).
+        n: rows filled; n_design: rows of the initial design.
+    """
+
+    settings: Any
+    task: Any
+    post: posterior.Posterior
+    gstar: jax.Array
+    key: jax.Array
+    buffers: Any
+    n: jax.Array
+    n_design: jax.Array
+
+    @property
+    def q(self) -> int:
+        """The batch size (static)."""
+        return self.settings.batch_size
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The knobs of the batch rule deciding: its record's :attr:`BatchRule.options`."""
+        return BATCH_RULES[self.settings.batch_rule].options
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchRule:
+    """One way to build a synchronous batch (``BOSettings.batch_rule``).
+
+    Attributes:
+        name: snake_case, the one spelling in settings and configs.
+        build: ``build(ctx: BatchContext) -> Proposal`` with a leading slot axis:
+            ``x [q, d]``, ``z [q]``, ``score [q]``, ``alpha [q]``. Traceable.
+        uses_gstar: the rule needs a decision rule that samples g* (GIBBON's forms).
+        summary: one line for ``mumbo-jax list``.
+        options: the rule's own knobs (read-only; ``ctx.options``). A variant with other
+            values is another record, :meth:`with_options`, under its own name.
+    """
+
+    name: str
+    build: Callable[[BatchContext], optimize.Proposal]
+    uses_gstar: bool = False
+    summary: str = ""
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+
+    def __post_init__(self):
+        check_name(self.name, "batch rule")
+        if not callable(self.build):
+            raise ValueError(f"batch rule {self.name!r}: build must be callable, a function of a BatchContext")
+        if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
+            raise ValueError(f"batch rule {self.name!r}: options must be a mapping with string keys")
+        object.__setattr__(self, "options", types.MappingProxyType(dict(self.options)))
+
+    def with_options(self, name: str | None = None, **changes) -> "BatchRule":
+        """A copy with some knobs changed (and, to register it beside this one, a new
+        ``name``); ValueError for a knob the rule does not have."""
+        unknown = sorted(set(changes) - set(self.options))
+        if unknown:
+            raise ValueError(f"batch rule {self.name!r} has no option {unknown[0]!r}; its options: "
+                             f"{', '.join(self.options) or 'none'}")
+        return dataclasses.replace(self, name=name or self.name, options={**self.options, **changes})
+
+
+def propose(ctx: BatchContext, key=None, post=None) -> optimize.Proposal:
+    """The sequential decision rule's proposal (:func:`mumbo_jax.bo.kernel.propose`) on
+    ``post`` (default ``ctx.post``) with maximiser ``key`` (default ``ctx.key``): the
+    building block of a batch rule."""
+    return kernel.propose(ctx.settings, ctx.task, ctx.post if post is None else post, ctx.gstar,
+                          ctx.key if key is None else key, None, ctx.n_design)
 
 
 def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchors=None):
@@ -97,13 +189,12 @@ def _as_fidelity(task: Task, z):
     return z.astype(jnp.int32) if task.spec.discrete else z
 
 
-def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
+def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None, quality="gibbon"):
     first = kernel.propose(settings, task, post, gstar, key, None, n_design)
     anchors = first.x[None] if anchors is None else anchors
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
     z_in = _as_fidelity(task, z)
-    quality = "mumbo" if settings.batch_rule == "gibbon_mumbo" else "gibbon"
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
                                  rescaled_repulsion=settings.batch_rescaled_repulsion, quality=quality,
                                  marginal_cost=settings.batch_marginal_cost)
@@ -176,15 +267,27 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _batch(settings, task, post, gstar, key, buffers, n, n_design):
-    q = settings.batch_size
-    if settings.batch_rule in ("gibbon", "gibbon_mumbo"):
-        return _gibbon(settings, task, post, gstar, key, q, n_design)
-    if settings.batch_rule == "gibbon_kb":  # GIBBON choosing among the believer's slots and uniform x
-        slots = _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
-        return _gibbon(settings, task, post, gstar, key, q, n_design, slots.x)
-    if settings.batch_rule == "gibbon_seq":
-        return _gibbon_seq(settings, task, post, gstar, key, q, n_design)
-    return _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
+    ctx = BatchContext(settings, task, post, gstar, key, buffers, n, n_design)
+    return BATCH_RULES[settings.batch_rule].build(ctx)
+
+
+def _believer_rule(ctx: BatchContext):
+    return _believer(ctx.settings, ctx.task, ctx.post, ctx.gstar, ctx.key, ctx.q, ctx.buffers, ctx.n, ctx.n_design)
+
+
+def _gibbon_rule(ctx: BatchContext):
+    return _gibbon(ctx.settings, ctx.task, ctx.post, ctx.gstar, ctx.key, ctx.q, ctx.n_design,
+                   quality=ctx.options["quality"])
+
+
+def _gibbon_kb_rule(ctx: BatchContext):
+    """GIBBON choosing among the believer's slots and uniform x."""
+    slots = _believer_rule(ctx)
+    return _gibbon(ctx.settings, ctx.task, ctx.post, ctx.gstar, ctx.key, ctx.q, ctx.n_design, slots.x)
+
+
+def _gibbon_seq_rule(ctx: BatchContext):
+    return _gibbon_seq(ctx.settings, ctx.task, ctx.post, ctx.gstar, ctx.key, ctx.q, ctx.n_design)
 
 
 def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
@@ -206,3 +309,45 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
                              jnp.concatenate([jnp.atleast_1d(first.z), rest.z.astype(zd)]),
                              jnp.concatenate([jnp.atleast_1d(first.score), rest.score]),
                              jnp.concatenate([jnp.atleast_1d(first.alpha), rest.gain]))
+
+
+# --------------------------------------------------------------------------- the table
+
+BATCH_RULES: Registry = Registry("batch rule", BatchRule, (
+    BatchRule("gibbon", _gibbon_rule, uses_gstar=True, options={"quality": "gibbon"},
+              summary="GIBBON's batch lower bound, greedy over a candidate set"),
+    BatchRule("believer", _believer_rule,
+              summary="kriging believer: the rule's own proposal per slot on the posterior conditioned on the "
+                      "earlier slots at their mean (the default)"),
+    BatchRule("gibbon_kb", _gibbon_kb_rule, uses_gstar=True,
+              summary="GIBBON choosing among the believer's slots and the uniform candidates"),
+    BatchRule("gibbon_seq", _gibbon_seq_rule, uses_gstar=True,
+              summary="the sequential decision, then GIBBON's greedy slots given it as pending"),
+    BatchRule("gibbon_mumbo", _gibbon_rule, uses_gstar=True, options={"quality": "mumbo"},
+              summary="GIBBON's greedy batch with MUMBO's gain as each point's own term"),
+))
+"""name -> :class:`BatchRule`, in registration order (the built-in rules first)."""
+
+
+def register(rule: BatchRule) -> BatchRule:
+    """Add a batch rule to :data:`BATCH_RULES` and return it: settings, configs
+    (``batch_rule = "<name>"``), the config schema and ``mumbo-jax list`` accept it at
+    once. The same record again is a no-op; another record under a taken name is a
+    ValueError."""
+    return BATCH_RULES.register(rule)
+
+
+def unregister(name: str) -> BatchRule:
+    """Remove a registered batch rule (not a built-in one) and return it."""
+    return BATCH_RULES.unregister(name)
+
+
+def check_batch_rule(name: str, strategy: str | None = None, batch_size: int = 1) -> BatchRule:
+    """The record called ``name``; ValueError (one line) if there is none, or if it
+    needs samples of g* (``uses_gstar``), ``batch_size > 1`` and the decision rule
+    ``strategy`` does not sample them."""
+    rule = BATCH_RULES.lookup(name, "batch_rule")
+    if batch_size > 1 and rule.uses_gstar and strategy is not None and not rules.RULES[strategy].uses_gstar:
+        raise ValueError(f"batch_rule {name!r} needs a rule that samples g* ({', '.join(rules.USES_GSTAR)}); "
+                         f"strategy {strategy!r} does not: use batch_rule = 'believer'")
+    return rule

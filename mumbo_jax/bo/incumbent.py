@@ -40,9 +40,13 @@ Rules (``BOSettings.incumbent_rule``; ``"robust"`` is the default, ``"global"`` 
   measured target value, never one extrapolated from cheap data, so without noise the
   recommendation can rise only by a jump the model was sure of.
 
-:func:`incumbent_by_rule` names a buffer row (for the row rules; ``"global"`` names the best
-evaluated row, its starting point); :func:`recommend` gives the recommended x itself
-with the model's mean and sd of g there.
+Each rule is an :class:`IncumbentRule` record in :data:`INCUMBENT_RULES` (name -> record,
+in registration order): ``row(post, target) -> (index, mean)`` names a buffer row (for
+the global rules, the evaluated x that the box search starts from and falls back to),
+and ``recommend`` (None for the row rules) gives the recommended x itself. :func:`register`
+adds a rule at run time; the settings' check, the config schema's choices and
+``mumbo-jax list`` read the table, so a registered rule is accepted everywhere at once.
+:func:`incumbent_by_rule` and :func:`recommend` look a rule up by name.
 
 Every rule also takes a stacked posterior (hyper-parameter samples,
 :mod:`mumbo_jax.gp.marginal`): the means and variances of g are then the mixture's.
@@ -50,17 +54,21 @@ Every rule also takes a stacked posterior (hyper-parameter samples,
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+from typing import Callable
+
 import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
+from mumbo_jax.bo.registry import Names, Registry, check_name
 from mumbo_jax.gp import marginal, posterior, reliability
 
-__all__ = ["INCUMBENT_RULES", "GLOBAL_RULES", "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent_by_rule", "best_inputs",
+__all__ = ["IncumbentRule", "INCUMBENT_RULES", "GLOBAL_RULES", "register", "unregister", "check_incumbent_rule",
+           "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent_by_rule", "best_inputs",
            "interval_scale", "recommend", "SAFE_SD", "ROBUST_SD"]
 
-INCUMBENT_RULES = ("mean", "target", "lcb", "global", "global_lcb", "global_safe", "global_guard", "robust")
-GLOBAL_RULES = ("global", "global_lcb", "global_safe", "global_guard", "robust")
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
 SAFE_SD = 2.0  # "global_safe": the margin, in sd of the difference, the maximiser must clear
 ROBUST_SD = 1.0  # "robust": the global maximiser's lower bound mu - ROBUST_SD sd must clear the measured best
@@ -70,36 +78,81 @@ GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.
 N_ANCHORS = 4  # the best evaluated x that local candidates surround (maximiser and global search)
 
 
+@dataclasses.dataclass(frozen=True)
+class IncumbentRule:
+    """One recommendation rule (``BOSettings.incumbent_rule``).
+
+    Attributes:
+        name: snake_case, the one spelling in settings and configs.
+        row: ``row(post, target) -> (index, mean)``: the buffer row of the evaluated x the
+            rule names (padding excluded by the mask) and the posterior mean of g there
+            (units of y). Traceable.
+        recommend: ``recommend(post, target, bounds [d, 2], rows_x [n, d], calibrate) ->
+            (x [d], mean, sd)``, the recommended x (which need not have been evaluated)
+            with the model's mean and sd of g there, the sd widened by
+            :func:`interval_scale` where ``calibrate``. None (a row rule): ``rows_x`` at
+            ``row``'s index with the model's mean and sd there. Traceable.
+        summary: one line for ``mumbo-jax list``.
+    """
+
+    name: str
+    row: Callable
+    recommend: Callable | None = None
+    summary: str = ""
+
+    def __post_init__(self):
+        check_name(self.name, "incumbent rule")
+        if not callable(self.row) or not (self.recommend is None or callable(self.recommend)):
+            raise ValueError(f"incumbent rule {self.name!r}: row (and recommend, if given) must be callable")
+
+
 def at_target(post: posterior.Posterior, target: posterior.Target):
     """``[n]`` bool: buffer rows observed at the target's (first) fidelity, padding
     excluded."""
     return reliability.target_rows(post, target)
 
 
-def incumbent_by_rule(post: posterior.Posterior, target: posterior.Target, rule: str = "mean"):
-    """``(index, value)``: the buffer row of the evaluated x chosen by ``rule`` (padding
-    excluded by the mask) and the posterior mean of g there (units of y). Rule ``"mean"``
-    on a single posterior is :func:`mumbo_jax.gp.posterior.incumbent` (EI's threshold).
-
-    Index the drivers' own buffers with ``index`` to get the evaluated x exactly."""
-    if rule not in INCUMBENT_RULES:
-        raise ValueError(f"unknown incumbent rule {rule!r}; allowed: {INCUMBENT_RULES}")
-    if rule == "global_lcb":
-        rule = "lcb"
-    if rule in ("global_guard", "robust"):
-        rule = "target"
-    if rule in ("mean", "global", "global_safe") and not marginal.is_stacked(post):
-        return posterior.incumbent(post, target)
+def _best_row(post, target, only_target: bool = False, width: float = 0.0):
+    """``(index, mean)``: the evaluated row with the best ``mu_g - width sd_g``, among
+    the rows observed at the target when ``only_target`` (every row while none is)."""
     mu, var = marginal.target_moments(post, posterior.evaluated_inputs(post), target)
     valid = marginal.first(post).mask > 0
     score = mu
-    if rule == "target":
+    if only_target:
         on = at_target(post, target)
         valid = jnp.where(jnp.any(on), on, valid)
-    elif rule == "lcb":
-        score = mu - LCB_SD * jnp.sqrt(jnp.maximum(var, 0.0))
+    elif width:
+        score = mu - width * jnp.sqrt(jnp.maximum(var, 0.0))
     i = jnp.argmax(jnp.where(valid, score, -jnp.inf))
     return i, mu[i]
+
+
+def _row_mean(post, target):
+    """The best posterior mean of g over the evaluated x (:func:`mumbo_jax.gp.posterior.incumbent`
+    on a single posterior: EI's threshold)."""
+    if not marginal.is_stacked(post):
+        return posterior.incumbent(post, target)
+    return _best_row(post, target)
+
+
+def _row_target(post, target):
+    """The best posterior mean among the x evaluated at the target (all x while none is)."""
+    return _best_row(post, target, only_target=True)
+
+
+def _row_lcb(post, target):
+    """The best lower confidence bound ``mu_g - LCB_SD sd_g`` over the evaluated x."""
+    return _best_row(post, target, width=LCB_SD)
+
+
+def incumbent_by_rule(post: posterior.Posterior, target: posterior.Target, rule: str = "mean"):
+    """``(index, value)``: the buffer row of the evaluated x chosen by ``rule`` (its
+    record's ``row``; padding excluded by the mask) and the posterior mean of g there
+    (units of y). Rule ``"mean"`` on a single posterior is
+    :func:`mumbo_jax.gp.posterior.incumbent` (EI's threshold).
+
+    Index the drivers' own buffers with ``index`` to get the evaluated x exactly."""
+    return check_incumbent_rule(rule).row(post, target)
 
 
 def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
@@ -144,30 +197,13 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     ``rows_x [n, d]``: the driver's own buffer of evaluated x (a row rule's x is taken
     from it exactly); ``bounds [d, 2]``: the box searched by the global rules. Traceable;
     the global search uses a fixed key, so both drivers recommend the same x."""
-    if rule == "robust":
-        return _recommend_robust(post, target, bounds, rows_x, calibrate)
-    i, _ = incumbent_by_rule(post, target, rule)
-    x = rows_x[i]
-    # the leave-one-out widening, O(n^2): once, and only where a rule or the interval uses it
-    scale = interval_scale(post, target) if calibrate or rule in ("global_safe", "global_guard") else 1.0
-    if rule in GLOBAL_RULES:
-        width = LCB_SD if rule == "global_lcb" else 0.0
-        score = jax.tree_util.Partial(_score_of_g, post, target, width)
-        anchors = best_inputs(post, target, N_ANCHORS)
-        found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
-                                  anchors=anchors, **GLOBAL_SEARCH)
-        score_x = score(x[None], None)[0]
-        better = found.alpha > score_x  # never below the best row
-        if rule == "global_safe":
-            mu2, cov2 = marginal.target_joint(post, jnp.stack([found.x, x]), target)
-            var_diff = jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)
-            sd_diff = jnp.sqrt(var_diff) * scale
-            better = better & (mu2[0] - mu2[1] > SAFE_SD * sd_diff)
-        if rule == "global_guard":
-            mu_f, var_f = marginal.target_moments(post, found.x[None], target)
-            sd_f = jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * scale
-            better = better & (mu_f[0] - SAFE_SD * sd_f > score_x)
-        x = jnp.where(better, found.x, x)
+    record = check_incumbent_rule(rule)
+    if record.recommend is not None:
+        return record.recommend(post, target, bounds, rows_x, calibrate)
+    return _recommend_row(post, target, bounds, rows_x, calibrate, row=record.row)
+
+
+def _moments_at(post, target, x, scale, calibrate):
     mu, var = marginal.target_moments(post, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     if calibrate:
@@ -175,10 +211,54 @@ def recommend(post: posterior.Posterior, target: posterior.Target, bounds, rule:
     return x, mu[0], sd
 
 
+def _recommend_row(post, target, bounds, rows_x, calibrate, *, row):
+    """A row rule's recommendation: the evaluated x at ``row``'s index."""
+    i, _ = row(post, target)
+    x = rows_x[i]
+    # the leave-one-out widening, O(n^2): once, and only where the interval uses it
+    scale = interval_scale(post, target) if calibrate else 1.0
+    return _moments_at(post, target, x, scale, calibrate)
+
+
+def _safe(post, target, found_x, x, score_x, scale):
+    """``"global_safe"``: the maximiser beats ``x`` by SAFE_SD sd of the difference."""
+    mu2, cov2 = marginal.target_joint(post, jnp.stack([found_x, x]), target)
+    var_diff = jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)
+    sd_diff = jnp.sqrt(var_diff) * scale
+    return mu2[0] - mu2[1] > SAFE_SD * sd_diff
+
+
+def _guarded(post, target, found_x, x, score_x, scale):
+    """``"global_guard"``: the maximiser's lower bound ``mu - SAFE_SD sd`` clears ``x``'s mean."""
+    mu_f, var_f = marginal.target_moments(post, found_x[None], target)
+    sd_f = jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * scale
+    return mu_f[0] - SAFE_SD * sd_f > score_x
+
+
+def _recommend_global(post, target, bounds, rows_x, calibrate, *, row, width=0.0, guard=None):
+    """A global rule's recommendation: the maximiser of ``mu_g - width sd_g`` over the box
+    where it beats the score at ``row``'s evaluated x (and ``guard(post, target, x_found,
+    x_row, score_row, scale)`` holds), else that evaluated x."""
+    i, _ = row(post, target)
+    x = rows_x[i]
+    # the leave-one-out widening, O(n^2): once, and only where a guard or the interval uses it
+    scale = interval_scale(post, target) if calibrate or guard is not None else 1.0
+    score = jax.tree_util.Partial(_score_of_g, post, target, width)
+    anchors = best_inputs(post, target, N_ANCHORS)
+    found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
+                              anchors=anchors, **GLOBAL_SEARCH)
+    score_x = score(x[None], None)[0]
+    better = found.alpha > score_x  # never below the best row
+    if guard is not None:
+        better = better & guard(post, target, found.x, x, score_x, scale)
+    x = jnp.where(better, found.x, x)
+    return _moments_at(post, target, x, scale, calibrate)
+
+
 def _recommend_robust(post, target, bounds, rows_x, calibrate):
     """The ``"robust"`` rule of :func:`recommend` (see the module docstring)."""
     model, _, sf = reliability.better_model(post, target)
-    i, best = incumbent_by_rule(model, target, "target")  # the best mean among the x measured at the target
+    i, best = _row_target(model, target)  # the best mean among the x measured at the target
     x = rows_x[i]
     scale = interval_scale(model, target)
     score = jax.tree_util.Partial(_score_of_g, model, target, 0.0)
@@ -195,3 +275,46 @@ def _recommend_robust(post, target, bounds, rows_x, calibrate):
     mu, var = posterior.target_moments(model, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     return x, mu[0], sd * scale if calibrate else sd
+
+
+# --------------------------------------------------------------------------- the table
+
+INCUMBENT_RULES: Registry = Registry("incumbent rule", IncumbentRule, (
+    IncumbentRule("mean", _row_mean, summary="the evaluated x with the best posterior mean of g (the paper's)"),
+    IncumbentRule("target", _row_target, summary="the best mean among the x evaluated at the target"),
+    IncumbentRule("lcb", _row_lcb, summary="the evaluated x with the best mu_g - 2 sd_g"),
+    IncumbentRule("global", _row_mean, functools.partial(_recommend_global, row=_row_mean),
+                  summary="the maximiser of the posterior mean of g over the box"),
+    IncumbentRule("global_lcb", _row_lcb, functools.partial(_recommend_global, row=_row_lcb, width=LCB_SD),
+                  summary="the maximiser of mu_g - 2 sd_g over the box"),
+    IncumbentRule("global_safe", _row_mean, functools.partial(_recommend_global, row=_row_mean, guard=_safe),
+                  summary="global's maximiser where the model is sure it beats mean's x, else that x"),
+    IncumbentRule("global_guard", _row_target, functools.partial(_recommend_global, row=_row_target, guard=_guarded),
+                  summary="global's maximiser where its lower bound beats target's x, else that x"),
+    IncumbentRule("robust", _row_target, _recommend_robust,
+                  summary="global's maximiser where the better model and the target-only one are sure "
+                          "(the default)"),
+))
+"""name -> :class:`IncumbentRule`, in registration order (the built-in rules first)."""
+
+GLOBAL_RULES = Names(INCUMBENT_RULES, lambda r: r.recommend is not None,
+                     "rules whose recommendation searches the box (it need not have been evaluated)")
+
+
+def register(rule: IncumbentRule) -> IncumbentRule:
+    """Add a recommendation rule to :data:`INCUMBENT_RULES` and return it: settings,
+    configs (``incumbent_rule = "<name>"``), the config schema and ``mumbo-jax list``
+    accept it at once. The same record again is a no-op; another record under a taken
+    name is a ValueError."""
+    return INCUMBENT_RULES.register(rule)
+
+
+def unregister(name: str) -> IncumbentRule:
+    """Remove a registered recommendation rule (not a built-in one) and return it."""
+    return INCUMBENT_RULES.unregister(name)
+
+
+def check_incumbent_rule(name: str) -> IncumbentRule:
+    """The record called ``name``; ValueError ``unknown incumbent_rule ...`` listing the
+    allowed names if there is none."""
+    return INCUMBENT_RULES.lookup(name, "incumbent_rule")

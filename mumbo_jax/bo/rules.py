@@ -44,11 +44,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-import re
 import types
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Iterator, NamedTuple
+from collections.abc import Mapping
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -56,6 +55,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.incumbent import incumbent_by_rule
+from mumbo_jax.bo.registry import Names, Registry, check_name
 from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
@@ -104,9 +104,6 @@ class Context(NamedTuple):
         return RULES[self.settings.strategy].options
 
 
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # one spelling per rule: snake_case
-
-
 @dataclasses.dataclass(frozen=True)
 class Rule:
     """One decision rule (see the module docstring for the fields).
@@ -128,8 +125,7 @@ class Rule:
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
-            raise ValueError(f"rule name must be snake_case (lower-case letters, digits, '_'), got {self.name!r}")
+        check_name(self.name, "rule")
         if not callable(self.acquisition):
             raise ValueError(f"rule {self.name!r}: acquisition must be callable, a function of a Context")
         if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
@@ -277,10 +273,6 @@ def costs_at(ctx: Context, x, zs):
     return ctx.task.space.cost(zs)
 
 
-_fidelity_choices = fidelity_choices  # the older private names (mumbo_jax.bo.robust reads them)
-_costs_at = costs_at
-
-
 def _sd_at(post, x, zs):
     _, var = posterior.predict(post, jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs)
     return jnp.sqrt(var)
@@ -355,15 +347,15 @@ ENTRY_POINT_GROUP = "mumbo_jax.rules"  # installed packages register rules throu
 CONTRIB_PACKAGE = "mumbo_jax.rules_contrib"
 
 
-class _Registry(Mapping):
-    """name -> :class:`Rule`, in registration order. The built-in rules are there from
-    the start; the contributed and plug-in rules are imported the first time a name
-    outside the table is looked up or the table is listed (module docstring)."""
+class _Registry(Registry):
+    """name -> :class:`Rule`, in registration order (:class:`mumbo_jax.bo.registry.Registry`).
+    The built-in rules are there from the start; the contributed and plug-in rules are
+    imported the first time a name outside the table is looked up or the table is listed
+    (module docstring)."""
 
     def __init__(self, rules):
-        self._rules: dict[str, Rule] = {r.name: r for r in rules}
-        self._builtin = frozenset(self._rules)
         self._loaded = False
+        super().__init__("rule", Rule, rules)
 
     def _load(self):
         if self._loaded:
@@ -385,25 +377,6 @@ class _Registry(Mapping):
                 warnings.warn(f"mumbo_jax: rule plug-in {ep.name!r} ({ep.value}) failed to load: {e}",
                               RuntimeWarning, stacklevel=2)
 
-    def __getitem__(self, name: str) -> Rule:
-        if name not in self._rules:
-            self._load()
-        return self._rules[name]
-
-    def __contains__(self, name) -> bool:
-        if name in self._rules:
-            return True
-        self._load()
-        return name in self._rules
-
-    def __iter__(self) -> Iterator[str]:
-        self._load()
-        return iter(tuple(self._rules))
-
-    def __len__(self) -> int:
-        self._load()
-        return len(self._rules)
-
     def __repr__(self) -> str:
         return f"RULES({', '.join(self)})"
 
@@ -417,66 +390,27 @@ def register(rule: Rule) -> Rule:
     Every derived view (:data:`STRATEGIES`, ...), the config schema's choices, the
     compare presets and ``mumbo-jax list`` see it at once. Registering the same record
     again is a no-op (a module imported twice); another record under a taken name is a
-    ValueError: a name means one rule for the life of the process (compiled programs are
-    cached by the settings, which name the rule).
+    ValueError (:meth:`Rule.with_options` with ``name=...`` makes a variant): a name means
+    one rule for the life of the process (compiled programs are cached by the settings,
+    which name the rule).
     """
-    if not isinstance(rule, Rule):
-        raise TypeError(f"register expects a Rule, got {type(rule).__name__}")
-    table = RULES._rules
-    old = table.get(rule.name)
-    if old is not None:
-        if old is rule or old == rule:
-            return old
-        raise ValueError(f"a rule named {rule.name!r} is already registered; choose another name "
-                         f"(Rule.with_options(name=...) makes a variant)")
-    table[rule.name] = rule
-    return rule
+    return RULES.register(rule)
 
 
 def unregister(name: str) -> Rule:
     """Remove a registered rule (not a built-in one) and return it; KeyError if absent.
     For tests and notebooks; a program compiled for it stays in JAX's cache, so do not
     register a different rule under the same name afterwards."""
-    if name in RULES._builtin:
-        raise ValueError(f"{name!r} is a built-in rule and cannot be removed")
-    return RULES._rules.pop(name)
+    return RULES.unregister(name)
 
 
-class RuleNames(Sequence):
+class RuleNames(Names):
     """The names of the registered rules that satisfy ``predicate(rule)``, in table
-    order, recomputed at every use (a live view; behaves as a tuple of str)."""
+    order, recomputed at every use (a live view of :data:`RULES`; behaves as a tuple of
+    str)."""
 
     def __init__(self, predicate: Callable[[Rule], bool], doc: str = ""):
-        self._predicate = predicate
-        self.__doc__ = doc
-
-    def _names(self) -> tuple:
-        return tuple(n for n, r in RULES.items() if self._predicate(r))
-
-    def __getitem__(self, i):
-        return self._names()[i]
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __contains__(self, name) -> bool:
-        return name in RULES and self._predicate(RULES[name])
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, (RuleNames, tuple, list)):
-            return self._names() == tuple(other)
-        return NotImplemented
-
-    __hash__ = None
-
-    def __add__(self, other):
-        return self._names() + tuple(other)
-
-    def __repr__(self) -> str:
-        return repr(self._names())
+        super().__init__(RULES, predicate, doc)
 
 
 STRATEGIES = RuleNames(lambda r: True, "every rule's name")

@@ -15,13 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import maxvalue
-from mumbo_jax.bo import optimize, robust, rules  # noqa: F401 (robust registers the robust rules)
-from mumbo_jax.bo.incumbent import INCUMBENT_RULES
+from mumbo_jax.bo import incumbent, optimize, robust, rules  # noqa: F401 (robust registers the robust rules)
 from mumbo_jax.gp import models, posterior
 
-__all__ = ["BOSettings", "Task", "make_task", "BATCH_RULES"]
-
-BATCH_RULES = ("gibbon", "believer", "gibbon_kb", "gibbon_seq", "gibbon_mumbo")  # how a synchronous batch is built (mumbo_jax.bo.batch)
+__all__ = ["BOSettings", "Task", "make_task"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,8 +206,7 @@ class BOSettings:
             raise ValueError(f"ucb_beta must be a finite number >= 0 or None, got {self.ucb_beta!r}")
         if self.interval_calibration not in ("loo", "none"):
             raise ValueError(f"interval_calibration must be 'loo' or 'none', got {self.interval_calibration!r}")
-        if self.incumbent_rule not in INCUMBENT_RULES:
-            raise ValueError(f"unknown incumbent_rule {self.incumbent_rule!r}; allowed: {INCUMBENT_RULES}")
+        incumbent.check_incumbent_rule(self.incumbent_rule)
         if not isinstance(self.protect_target, bool):
             raise ValueError(f"protect_target must be true or false, got {self.protect_target!r}")
         optimize.check_candidate_fraction(self.boundary_frac, "boundary_frac")
@@ -221,11 +217,8 @@ class BOSettings:
         for name in ("batch_polish", "batch_rescaled_repulsion", "batch_marginal_cost"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.batch_rule not in BATCH_RULES:
-            raise ValueError(f"unknown batch_rule {self.batch_rule!r}; allowed: {BATCH_RULES}")
-        if self.batch_size > 1 and self.batch_rule.startswith("gibbon") and not rules.RULES[self.strategy].uses_gstar:
-            raise ValueError(f"batch_rule 'gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
-                             f"{self.strategy!r} does not: use batch_rule = 'believer'")
+        from mumbo_jax.bo import batch  # the batch rules' registry (batch.py imports this module)
+        batch.check_batch_rule(self.batch_rule, self.strategy, self.batch_size)
         for name in ("hmc_samples", "hmc_warmup", "hmc_max_doublings"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:

@@ -151,7 +151,7 @@ def _error(message) -> int:
 def list_text() -> str:
     """What ``mumbo-jax list`` prints."""
     from mumbo_jax.benchmarks import problems
-    from mumbo_jax.bo import rules
+    from mumbo_jax.bo import batch, incumbent, rules
     from mumbo_jax.run import config
 
     lines = ["problems (fidelity 0 / the upper bound is the target):"]
@@ -173,6 +173,10 @@ def list_text() -> str:
     for label, preset in config.STRATEGY_PRESETS.items():
         extra = ", ".join(f"{k} = {v!r}" for k, v in preset.items() if k != "strategy")
         lines.append(f"  {label:<15} {preset['strategy']}{f' ({extra})' if extra else ''}")
+    lines.append("batch rules ([acquisition] batch_rule, for batch_size > 1):")
+    lines += [f"  {name:<15} {rule.summary}" for name, rule in batch.BATCH_RULES.items()]
+    lines.append("recommendation rules ([acquisition] incumbent_rule):")
+    lines += [f"  {name:<15} {rule.summary}" for name, rule in incumbent.INCUMBENT_RULES.items()]
     lines.append(f"shipped configs ({config.CONFIG_DIR}; `mumbo-jax run NAME`, `compare NAME`, `tune NAME`):")
     lines.append("  " + ", ".join(config.packaged_configs()))
     return "\n".join(lines)

@@ -34,10 +34,8 @@ from typing import Any, Mapping
 
 from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.benchmarks import problems
-from mumbo_jax.bo import rules
+from mumbo_jax.bo import batch, incumbent, rules
 from mumbo_jax.bo.settings import BOSettings
-from mumbo_jax.bo.incumbent import INCUMBENT_RULES
-from mumbo_jax.bo.settings import BATCH_RULES
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, did_you_mean
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
@@ -110,9 +108,9 @@ def _acquisition_fields() -> tuple:
         if f.name == "gstar_method":
             extra = {"choices": maxvalue.GSTAR_METHODS}
         if f.name == "incumbent_rule":
-            extra = {"choices": INCUMBENT_RULES}
+            extra = {"choices": lambda: tuple(incumbent.INCUMBENT_RULES)}
         if f.name == "batch_rule":
-            extra = {"choices": BATCH_RULES}
+            extra = {"choices": lambda: tuple(batch.BATCH_RULES)}
         fields.append(Field(f.name, kind, docs.get(f.name, ""), default=f.default, **extra))
     return tuple(fields)
 

@@ -82,28 +82,29 @@ Example
 """
 
 
-from mumbo_jax.benchmarks.problems.literature import branin_ackley, branin_aug, park, park91b, perdikaris
-from mumbo_jax.benchmarks.problems.paper import (
-    borehole, currin, currin_continuous, forrester, hartmann3, hartmann6, rosenbrock,
-)
 from mumbo_jax.benchmarks.problems.problem import (
     Problem, cost, noise_variance, noisy_objective, noisy_observation, objective, sample_inputs, simple_regret,
     target_value,
 )
-from mumbo_jax.benchmarks.problems.registry import PROBLEMS, SUITES, get_problem, suite
-from mumbo_jax.benchmarks.problems.unreliable import (
-    SOURCE_KIND, unrel_branin_anti, unrel_branin_continuous, unrel_branin_reliable, unrel_currin_negated,
-    unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy, unrel_hartmann3_partial,
-    unrel_hartmann3_reliable, unrel_hartmann3_twotask,
-)
+from mumbo_jax.benchmarks.problems.registry import PROBLEMS, SUITES, get_problem, register, suite, unregister
+from mumbo_jax.benchmarks.problems.unreliable import SOURCE_KIND
 
 __all__ = [
-    "Problem", "PROBLEMS", "get_problem", "objective", "target_value", "cost", "noise_variance",
-    "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
-    "forrester", "currin", "hartmann3", "hartmann6", "borehole", "rosenbrock", "park", "branin_aug",
-    "perdikaris", "park91b", "branin_ackley", "currin_continuous",
+    "Problem", "PROBLEMS", "register", "unregister", "get_problem", "objective", "target_value", "cost",
+    "noise_variance", "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
     "SUITES", "suite", "SOURCE_KIND",
-    "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable", "unrel_branin_anti",
-    "unrel_hartmann3_reliable", "unrel_hartmann3_noisy", "unrel_hartmann3_twotask", "unrel_currin_negated",
-    "unrel_hartmann3_partial", "unrel_branin_continuous",
 ]
+
+
+def __getattr__(name: str):
+    """``problems.<name>``: the function of the registered problem called ``name`` (read
+    from :data:`PROBLEMS`, so a problem registered at run time is there too; each
+    function is documented in its own module)."""
+    problem = PROBLEMS.get(name)
+    if problem is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return problem.f
+
+
+def __dir__():
+    return sorted(set(globals()) | set(PROBLEMS))

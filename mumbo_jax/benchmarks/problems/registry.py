@@ -1,27 +1,22 @@
-"""The registry: every problem with its box, fidelities, costs, noise and verified optimum."""
+"""The registry: every problem with its box, fidelities, costs, noise and verified optimum.
+
+One entry per problem, in the order ``mumbo-jax list`` shows them: a new problem is its
+function (in :mod:`~mumbo_jax.benchmarks.problems.paper`, ``literature``, ``unreliable``,
+``real`` or a module of one's own) plus one :func:`register` call here (or in one's own
+code, at run time). The package's names (``problems.<name>`` is the registered problem's
+function), the config schema's choices, ``mumbo-jax list`` and the tests read
+:data:`PROBLEMS`; a config per problem (``configs/<name>.toml``) is optional.
+"""
 
 from __future__ import annotations
 
 
 import numpy as np
 
-from mumbo_jax.benchmarks.problems.literature import branin_ackley, branin_aug, park, park91b, perdikaris
-from mumbo_jax.benchmarks.problems.paper import (
-    BOREHOLE_BOUNDS,
-    borehole, currin, currin_continuous, currin_continuous_cost, forrester, hartmann3, hartmann6, rosenbrock,
-)
+from mumbo_jax.benchmarks.problems import literature, paper, real, unreliable
 from mumbo_jax.benchmarks.problems.problem import Problem
-from mumbo_jax.benchmarks.problems.real import (
-    CV_COST, N_FOLDS, SVM_FULL_COST, fastcv_svm, fastcv_svm_cv, svm_fabolas, svm_fabolas_cost,
-)
-from mumbo_jax.benchmarks.problems.unreliable import (
-    HARTMANN3_NOISY_VARIANCE,
-    unrel_branin_anti, unrel_branin_continuous, unrel_branin_continuous_cost, unrel_branin_reliable,
-    unrel_currin_negated, unrel_forrester_biased, unrel_forrester_reliable, unrel_hartmann3_noisy,
-    unrel_hartmann3_partial, unrel_hartmann3_reliable, unrel_hartmann3_twotask,
-)
 
-__all__ = ["PROBLEMS", "SUITES", "get_problem", "suite"]
+__all__ = ["PROBLEMS", "SUITES", "register", "unregister", "get_problem", "suite"]
 
 
 # --------------------------------------------------------------------------
@@ -60,12 +55,30 @@ def _continuous_problem(**fields) -> Problem:
                    costs=None, noise_variances=(0.0,), **fields)
 
 
-def _register(problem: Problem) -> Problem:
+def register(problem: Problem) -> Problem:
+    """Add ``problem`` to :data:`PROBLEMS` under ``problem.name`` and return it: ``mumbo-jax
+    list``, ``get_problem``, the configs' ``problem`` key and ``problems.<name>`` see it at
+    once. Registering the same record again is a no-op; another problem under a taken name
+    is a ValueError."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"register expects a Problem, got {type(problem).__name__}")
+    old = PROBLEMS.get(problem.name)
+    if old is not None:
+        if old is problem:
+            return old
+        raise ValueError(f"a problem named {problem.name!r} is already registered; choose another name")
     PROBLEMS[problem.name] = problem
     return problem
 
 
-_register(
+def unregister(name: str) -> Problem:
+    """Remove a problem registered at run time (not a built-in one) and return it."""
+    if name in _BUILTIN:
+        raise ValueError(f"{name!r} is a built-in problem and cannot be removed")
+    return PROBLEMS.pop(name)
+
+
+register(
     _discrete_problem(
         name="forrester",
         dim=1,
@@ -76,10 +89,10 @@ _register(
         maximise=False,
         optimum_value=-6.0207400557670825,
         optimum_location=[_FORRESTER_XSTAR],
-        f=forrester,
+        f=paper.forrester,
     )
 )
-_register(
+register(
     _discrete_problem(
         name="currin",
         dim=2,
@@ -90,10 +103,10 @@ _register(
         maximise=True,
         optimum_value=13.798722044728434,
         optimum_location=[_CURRIN_X1STAR, 0.0],
-        f=currin,
+        f=paper.currin,
     )
 )
-_register(
+register(
     _discrete_problem(
         name="hartmann3",
         dim=3,
@@ -104,10 +117,10 @@ _register(
         maximise=False,
         optimum_value=-3.862779787332663,
         optimum_location=_H3_XSTAR,
-        f=hartmann3,
+        f=paper.hartmann3,
     )
 )
-_register(
+register(
     _discrete_problem(
         name="hartmann6",
         dim=6,
@@ -118,25 +131,25 @@ _register(
         maximise=False,
         optimum_value=-3.322368011415515,
         optimum_location=_H6_XSTAR,
-        f=hartmann6,
+        f=paper.hartmann6,
     )
 )
 _BOREHOLE_XSTAR = (0.15, 100.0, 115_600.0, 1110.0, 116.0, 700.0, 1120.0, 12_055.0)
-_register(
+register(
     _discrete_problem(
         name="borehole",
         dim=8,
-        bounds=BOREHOLE_BOUNDS,
+        bounds=paper.BOREHOLE_BOUNDS,
         n_fidelities=2,
         costs=(10.0, 1.0),
         noise_variances=(0.0, 0.0),
         maximise=True,
         optimum_value=309.83086904533246,
         optimum_location=_BOREHOLE_XSTAR,
-        f=borehole,
+        f=paper.borehole,
     )
 )
-_register(
+register(
     _discrete_problem(
         name="rosenbrock",
         dim=2,
@@ -147,19 +160,19 @@ _register(
         maximise=False,
         optimum_value=0.0,
         optimum_location=[1.0, 1.0],
-        f=rosenbrock,
+        f=paper.rosenbrock,
     )
 )
-_register(
+register(
     _continuous_problem(
         name="currin_continuous",
         dim=2,
         bounds=[[0.0, 1.0], [0.0, 1.0]],
-        cost_function=currin_continuous_cost,
+        cost_function=paper.currin_continuous_cost,
         maximise=True,
         optimum_value=13.798722044728434,
         optimum_location=[_CURRIN_X1STAR, 0.0],
-        f=currin_continuous,
+        f=paper.currin_continuous,
         reference="Moss, Leslie & Rayson (2020), MUMBO, Appendix B "
         "('Wider Comparison'); Kandasamy et al. (2017), BOCA",
     )
@@ -175,22 +188,22 @@ _BRANIN_XSTAR = [np.pi, 2.275]
 def _bifidelity(name: str, f, dim: int, bounds, maximise: bool, optimum_value: float, optimum_location,
                 reference: str, noise: tuple[float, float] = (0.0, 0.0)) -> Problem:
     """A registered two-fidelity problem: costs 10 (target) and 1, noiseless unless ``noise``."""
-    return _register(_discrete_problem(
+    return register(_discrete_problem(
         name=name, dim=dim, bounds=bounds, n_fidelities=2, costs=(10.0, 1.0), noise_variances=noise,
         maximise=maximise, optimum_value=optimum_value, optimum_location=optimum_location, f=f,
         reference=reference))
 
 
 _NOT_IN_PAPER = "not in the MUMBO paper"
-_bifidelity("park", park, 4, [[0.0, 1.0]] * 4, True, 25.589254158606547, [1.0, 1.0, 1.0, 1.0],
+_bifidelity("park", literature.park, 4, [[0.0, 1.0]] * 4, True, 25.589254158606547, [1.0, 1.0, 1.0, 1.0],
             "Park (1991); two fidelities of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER)
-_bifidelity("branin_aug", branin_aug, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN, _BRANIN_XSTAR,
+_bifidelity("branin_aug", literature.branin_aug, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN, _BRANIN_XSTAR,
             "Wu et al. (2019) augmented Branin at s = 1, 0.5; " + _NOT_IN_PAPER)
-_bifidelity("perdikaris", perdikaris, 1, [[0.0, 1.0]], False, -1.3520062598112021, [0.06191468962834021],
+_bifidelity("perdikaris", literature.perdikaris, 1, [[0.0, 1.0]], False, -1.3520062598112021, [0.06191468962834021],
             "Perdikaris et al. (2017) nonlinear pair sin(8 pi x), (x - sqrt 2) sin^2(8 pi x); " + _NOT_IN_PAPER)
-_bifidelity("park91b", park91b, 4, [[0.0, 1.0]] * 4, False, 2.0 / 3.0, [0.0, 0.0, 0.0, 0.5],
+_bifidelity("park91b", literature.park91b, 4, [[0.0, 1.0]] * 4, False, 2.0 / 3.0, [0.0, 0.0, 0.0, 0.5],
             "Park (1991) second function; cheap fidelity 1.2 f - 1 of Xiong, Qian & Wu (2013); " + _NOT_IN_PAPER)
-_bifidelity("branin_ackley", branin_ackley, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN, _BRANIN_XSTAR,
+_bifidelity("branin_ackley", literature.branin_ackley, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN, _BRANIN_XSTAR,
             "Branin with an unrelated Ackley source, after Mikkola et al. (2023), AISTATS; " + _NOT_IN_PAPER)
 
 
@@ -201,38 +214,38 @@ _bifidelity("branin_ackley", branin_ackley, 2, _BRANIN_BOUNDS, False, _BRANIN_MI
 # (Branin's as for branin_aug); tests/test_unreliable_problems.py verifies each again.
 # --------------------------------------------------------------------------
 _FORRESTER_MIN = -6.0207400557670825
-_bifidelity("unrel_forrester_reliable", unrel_forrester_reliable, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
+_bifidelity("unrel_forrester_reliable", unreliable.unrel_forrester_reliable, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
             [_FORRESTER_XSTAR], "Mainini et al. (2022), arXiv:2204.07867, multi-fidelity Forrester f1 and f3")
-_bifidelity("unrel_forrester_biased", unrel_forrester_biased, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
+_bifidelity("unrel_forrester_biased", unreliable.unrel_forrester_biased, 1, [[0.0, 1.0]], False, _FORRESTER_MIN,
             [_FORRESTER_XSTAR], "Forrester, Sobester & Keane (2007), Proc. R. Soc. A 463, A = 0.5, B = 10, C = -5")
-_bifidelity("unrel_branin_reliable", unrel_branin_reliable, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN,
+_bifidelity("unrel_branin_reliable", unreliable.unrel_branin_reliable, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN,
             _BRANIN_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Branin at a = 0")
-_bifidelity("unrel_branin_anti", unrel_branin_anti, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN,
+_bifidelity("unrel_branin_anti", unreliable.unrel_branin_anti, 2, _BRANIN_BOUNDS, False, _BRANIN_MIN,
             _BRANIN_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Branin at a = 1")
 _H3_MIN = -3.862779787332663
-_bifidelity("unrel_hartmann3_reliable", unrel_hartmann3_reliable, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+_bifidelity("unrel_hartmann3_reliable", unreliable.unrel_hartmann3_reliable, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Hartmann-3 at a = 0.3")
-_bifidelity("unrel_hartmann3_noisy", unrel_hartmann3_noisy, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+_bifidelity("unrel_hartmann3_noisy", unreliable.unrel_hartmann3_noisy, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3, cheap source observed with noise "
-            "variance 1 (after Mikkola et al. 2023, AISTATS)", noise=(0.0, HARTMANN3_NOISY_VARIANCE))
-_bifidelity("unrel_hartmann3_twotask", unrel_hartmann3_twotask, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+            "variance 1 (after Mikkola et al. 2023, AISTATS)", noise=(0.0, unreliable.HARTMANN3_NOISY_VARIANCE))
+_bifidelity("unrel_hartmann3_twotask", unreliable.unrel_hartmann3_twotask, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015), Struct. Multidisc. Optim. 51, adjustable Hartmann-3 at a = 0.45 "
             "as an auxiliary task")
-_bifidelity("unrel_currin_negated", unrel_currin_negated, 2, [[0.0, 1.0]] * 2, True, 13.798722044728434,
+_bifidelity("unrel_currin_negated", unreliable.unrel_currin_negated, 2, [[0.0, 1.0]] * 2, True, 13.798722044728434,
             [_CURRIN_X1STAR, 0.0], "Mikkola, Martinelli, Filstroff & Kaski (2023), AISTATS, CurrinNegated")
-_bifidelity("unrel_hartmann3_partial", unrel_hartmann3_partial, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
+_bifidelity("unrel_hartmann3_partial", unreliable.unrel_hartmann3_partial, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3 where x3 < 0.6, faded to 0 beyond "
             "(a region-wise construction after Mikkola et al. 2023)")
-_register(
+register(
     _continuous_problem(
         name="unrel_branin_continuous",
         dim=2,
         bounds=_BRANIN_BOUNDS,
-        cost_function=unrel_branin_continuous_cost,
+        cost_function=unreliable.unrel_branin_continuous_cost,
         maximise=False,
         optimum_value=_BRANIN_MIN,
         optimum_location=_BRANIN_XSTAR,
-        f=unrel_branin_continuous,
+        f=unreliable.unrel_branin_continuous,
         reference="Kandasamy, Dasarathy, Schneider & Poczos (2017), BOCA, ICML: multi-fidelity Branin "
         "with one scalar fidelity; cost 1 + 9 z^2",
     )
@@ -248,30 +261,32 @@ _register(
 _SVM_BOX = [[-10.0, 10.0], [-10.0, 10.0]]  # log2 C, log2 gamma
 _SVM_OPT, _SVM_XOPT = 2.0 / 359.0, [0.0, -2.0]  # 2 of 359 validation digits wrong; 6 nodes tie, the first (C-major)
 _CV_OPT, _CV_OPT_CV, _CV_XOPT = 0.020000000000000004, 0.02, [1.0, -2.0]  # 10 nodes tie; the first (C-major)
-_register(
+register(
     _continuous_problem(
         name="svm_fabolas",
         dim=2,
         bounds=_SVM_BOX,
-        cost_function=svm_fabolas_cost,
+        cost_function=real.svm_fabolas_cost,
         maximise=False,
         optimum_value=_SVM_OPT,
         optimum_location=_SVM_XOPT,
-        f=svm_fabolas,
+        f=real.svm_fabolas,
         reference="Klein et al. (2017), FABOLAS, AISTATS; MUMBO paper Section 4.2: RBF SVM on digits, "
-        f"data fraction 2^(6 (z - 1)) as the fidelity, tabulated; cost {SVM_FULL_COST:g} at the full data",
+        f"data fraction 2^(6 (z - 1)) as the fidelity, tabulated; cost {real.SVM_FULL_COST:g} at the full data",
     )
 )
-_register(_discrete_problem(
-    name="fastcv_svm", dim=2, bounds=_SVM_BOX, n_fidelities=N_FOLDS, costs=(1.0,) * N_FOLDS,
-    noise_variances=(0.0,) * N_FOLDS, maximise=False, optimum_value=_CV_OPT, optimum_location=_CV_XOPT,
-    f=fastcv_svm, target_weights=(1.0 / N_FOLDS,) * N_FOLDS,
+register(_discrete_problem(
+    name="fastcv_svm", dim=2, bounds=_SVM_BOX, n_fidelities=real.N_FOLDS, costs=(1.0,) * real.N_FOLDS,
+    noise_variances=(0.0,) * real.N_FOLDS, maximise=False, optimum_value=_CV_OPT, optimum_location=_CV_XOPT,
+    f=real.fastcv_svm, target_weights=(1.0 / real.N_FOLDS,) * real.N_FOLDS,
     reference="Swersky, Snoek & Adams (2013), multi-task BO (FASTCV); MUMBO paper Section 4.3: "
     "RBF SVM, 10-fold CV on 200 digits, folds as tasks, target the fold mean, tabulated"))
-_register(_discrete_problem(
-    name="fastcv_svm_cv", dim=2, bounds=_SVM_BOX, n_fidelities=1, costs=(CV_COST,), noise_variances=(0.0,),
-    maximise=False, optimum_value=_CV_OPT_CV, optimum_location=_CV_XOPT, f=fastcv_svm_cv,
+register(_discrete_problem(
+    name="fastcv_svm_cv", dim=2, bounds=_SVM_BOX, n_fidelities=1, costs=(real.CV_COST,), noise_variances=(0.0,),
+    maximise=False, optimum_value=_CV_OPT_CV, optimum_location=_CV_XOPT, f=real.fastcv_svm_cv,
     reference="fastcv_svm's target (the 10-fold CV error) as one fidelity at cost 10: standard BO by K-fold CV"))
+
+_BUILTIN = frozenset(PROBLEMS)  # the problems above: unregister refuses them
 
 #: Named problem suites: suite name -> registry names, in a fixed order.
 SUITES: dict[str, tuple[str, ...]] = {
