@@ -136,6 +136,7 @@ def test_gibbon_candidates_are_drawn_as_the_maximiser_draws_them():
     assert not np.any((np.asarray(x0)[1:m] == 0.0) | (np.asarray(x0)[1:m] == 1.0))
 
 
+@pytest.mark.slow  # ~15 s of the default run; GIBBON's slot gains and the believer batch stay in CI
 def test_gibbon_seq_is_the_sequential_step_then_gibbon_given_it_pending(fitted):
     """"gibbon_seq": slot 0 is the sequential decision; slots 1.. are GIBBON's greedy
     batch over the same candidate set with slot 0 as a pending evaluation."""

@@ -1,7 +1,8 @@
-"""A short study in CI: MUMBO against random search on Forrester over a few seeds (the
+"""A short study, under -m slow: MUMBO against random search on Forrester over a few seeds (the
 full studies are in experiments/ and tests/test_studies.py under -m slow)."""
 
 import numpy as np
+import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
 from tests.bo_helpers import FAST, with_
@@ -9,6 +10,7 @@ from tests.bo_helpers import FAST, with_
 SEEDS = [0, 1, 2, 3]
 
 
+@pytest.mark.slow  # ~15 s of the default run: a small study, as the others in test_studies
 def test_mumbo_beats_random_search_on_forrester():
     """Budget 60 after the design: MUMBO spends it on cheap fidelities (7-21 evaluations),
     random search gets 6 target evaluations. Measured (seeds 0-5): MUMBO's median final

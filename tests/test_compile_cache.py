@@ -1,6 +1,7 @@
 """The compiled driver's programs go into JAX's persistent compilation cache: a second
 identical run in a fresh process compiles nothing (no host callbacks in any program)."""
 
+import pytest
 import json
 import subprocess
 import sys
@@ -37,6 +38,7 @@ def _run(cache_dir):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # ~14 s of the default run (two CLI processes); the API's cache on and off stays in CI
 def test_second_run_in_a_fresh_process_compiles_nothing(tmp_path):
     first = _run(tmp_path)
     second = _run(tmp_path)

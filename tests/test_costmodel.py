@@ -221,6 +221,7 @@ def test_ask_tell_rejects_bad_designs_and_cost_models(toy_task):
 # --------------------------------------------------------------------------- the FABOLAS study, short
 
 
+@pytest.mark.slow  # ~8 s of the default run: a short study
 def test_fabolas_study_short(toy_task):
     """experiments/paper/fabolas_svm.py, a couple of BO steps on the digits SVM (moved here from
     tests/test_hpo.py): its task is this file's toy task up to the known cost's Python

@@ -57,6 +57,7 @@ def test_fit_recovers_lengthscales_of_a_known_gp():
     assert ls[0] < ls[1]
 
 
+@pytest.mark.slow  # ~12 s of the default run; lengthscale recovery and the scipy optimum checks stay in CI
 def test_fit_recovers_coregionalisation_of_a_known_icm():
     rng = np.random.default_rng(3)
     n = 240

@@ -30,7 +30,13 @@ def _problem(strategy):
 ROBUST_VARIANTS = ("robust_ei", "robust_mt_ei", "robust_mf_gp_ucb")
 
 
-@pytest.mark.parametrize("strategy", [s for s in rules.STRATEGIES if s not in ROBUST_VARIANTS])
+# BOCA's continuous-fidelity programs cost ~15 s of the default run: under -m slow (as are its
+# decisions in tests/test_decisions.py); MF-GP-UCB's second stage shares its code path
+SLOW_IN_CI = ("boca",)
+
+
+@pytest.mark.parametrize("strategy", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_IN_CI else s
+                                      for s in rules.STRATEGIES if s not in ROBUST_VARIANTS])
 def test_every_rule_makes_the_same_decisions_in_both_loops(strategy):
     prob = _problem(strategy)
     settings = with_(FAST, strategy=strategy)
@@ -69,6 +75,7 @@ def test_every_rule_makes_the_same_decisions_in_both_loops(strategy):
     assert sum(o["total"] for o in over) < wall
 
 
+@pytest.mark.slow  # ~8 s of the default run; the Simpson gain against quadrature stays in CI (test_acquisitions)
 def test_simpson_gain_makes_the_same_decisions_as_the_table():
     """The direct vmapped-Simpson path (the design card's reference) and the default table
     choose the same points on a short run. (Moved here from tests/test_strategies.py: the

@@ -90,6 +90,7 @@ def test_mumbo_on_samples_is_the_mean_of_the_per_sample_gains(fitted):
     assert np.all(np.isfinite(ref)) and np.all(ref >= 0) and np.max(ref) > 1e-3
 
 
+@pytest.mark.slow  # ~25 s of the default run (NUTS programs only it compiles); the NUTS draws and g* under samples stay in CI
 def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
     prob = problems.get_problem("forrester")
     settings = with_(FAST, hmc_samples=3, hmc_warmup=10, hmc_max_doublings=3, refit_every=2)

@@ -594,6 +594,7 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path, n_total):
     assert res["finished"] and res["counts"]["evaluations"] == n_total and res["counts"]["sessions"] == 2
 
 
+@pytest.mark.slow  # ~20 s of the default run; the learned cost steering a proposal stays in CI (test_costmodel)
 def test_learned_cost_from_measured_seconds_drives_the_decisions(tmp_path, monkeypatch):
     from mumbo_jax.bo import kernel
     from mumbo_jax.gp import costmodel
