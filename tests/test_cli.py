@@ -20,14 +20,18 @@ budget = 10
 seeds = 1
 max_evals = 3
 
-[acquisition]
-n_gstar = 2
-gstar_grid = 200
+[settings.gstar]
+samples = 2
+grid = 200
+
+[settings.maximiser]
 n_candidates = 64
 n_starts = 2
-n_polish_steps = 3
-fit_restarts = 1
-fit_max_iter = 3
+polish_steps = 3
+
+[settings.fit]
+restarts = 1
+max_iter = 3
 """
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

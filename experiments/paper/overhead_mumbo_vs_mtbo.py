@@ -88,7 +88,7 @@ def main(argv=None):
                 settings = BOSettings(strategy=strategy, **kw)
                 t = _time_decision(settings, task, post, args.repeats)
                 row = {"problem": name, "strategy": strategy, "samples": N, "observations": n,
-                       "decision_s": t, "n_candidates": settings.n_candidates,
+                       "decision_s": t, "n_candidates": settings.maximiser.n_candidates,
                        "mtbo_representers": settings.mtbo_representers, "mtbo_fantasies": settings.mtbo_fantasies}
                 rows.append(row)
                 print(f"  {strategy.upper()}-{N}: {t:.3f} s per decision", flush=True)

@@ -3,7 +3,7 @@
 A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
 before any of them is evaluated; the q evaluations run together (q workers) and are
 appended at once (:func:`mumbo_jax.bo.compiled.run_compiled` with
-``BOSettings.batch_size = q``). The rules (``BOSettings.batch_rule``) build the batch
+``BOSettings.batch.size = q``). The rules (``BOSettings.batch.rule``) build the batch
 greedily from the same fitted posterior:
 
     "believer"  the kriging believer (the default): slot k is the rule's ordinary
@@ -16,11 +16,9 @@ greedily from the same fitted posterior:
                 which enter through the joint covariance of the evaluations (no
                 fantasised values). Candidates: ``n_candidates`` random x drawn as
                 the sequential maximiser draws them (faces and near the best points
-                by ``boundary_frac`` / ``local_frac``) and the sequential rule's
-                polished choice, each at every fidelity of the
-                rule's space (a continuous fidelity at 5 evenly spaced values). With
-                ``batch_polish`` the greedy batch is then moved jointly by gradient
-                ascent of the dense batch gain (:func:`polish_batch`).
+                by ``maximiser.boundary_frac`` / ``local_frac``) and the sequential
+                rule's polished choice, each at every fidelity of the rule's space (a
+                continuous fidelity at 5 evenly spaced values).
     "gibbon_kb" GIBBON as above, choosing among the believer's q slots and the
                 uniform candidates.
     "gibbon_seq" slot 0 the sequential decision (as the believer's); slots 1..q-1
@@ -43,7 +41,6 @@ buffer size and q, vmapped over seeds by the lock-step driver like the other sta
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -55,7 +52,7 @@ from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
 
-__all__ = ["batch_stage", "candidate_pairs", "polish_batch", "CONTINUOUS_FIDELITIES"]
+__all__ = ["batch_stage", "candidate_pairs", "CONTINUOUS_FIDELITIES"]
 
 CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
 
@@ -66,17 +63,18 @@ def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchor
     each of the F fidelities of the rule's space (traceable).
 
     The random x are drawn as the sequential maximiser draws its candidates: uniform,
-    ``settings.boundary_frac`` of them snapped onto the box's faces and, given
-    ``local_anchors [K, d]`` (the best evaluated x), ``settings.local_frac`` of them near
+    ``settings.maximiser.boundary_frac`` of them snapped onto the box's faces and, given
+    ``local_anchors [K, d]`` (the best evaluated x), ``maximiser.local_frac`` of them near
     those; so GIBBON and the believer's slots search the same kind of set."""
     spec = task.spec
     b = jnp.asarray(spec.bounds)
     lo, width = b[:, 0], b[:, 1] - b[:, 0]
-    u = jax.random.uniform(key, (settings.n_candidates, spec.dim), dtype=b.dtype)
-    u = optimize.snap_to_faces(jax.random.fold_in(key, 1), u, settings.boundary_frac)
-    if local_anchors is not None and settings.local_frac > 0:
+    m = settings.maximiser
+    u = jax.random.uniform(key, (m.n_candidates, spec.dim), dtype=b.dtype)
+    u = optimize.snap_to_faces(jax.random.fold_in(key, 1), u, m.boundary_frac)
+    if local_anchors is not None and m.local_frac > 0:
         u = optimize.near_anchors(jax.random.fold_in(key, 2), u, (jnp.asarray(local_anchors, b.dtype) - lo) / width,
-                                  settings.local_frac)
+                                  m.local_frac)
     anchors = jnp.asarray(anchors, b.dtype).reshape(-1, spec.dim)
     xs = jnp.concatenate([anchors, b[:, 0] + (b[:, 1] - b[:, 0]) * u])
     if rules.rule_for(settings).space == "target":
@@ -90,7 +88,7 @@ def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchor
 
 def _local_anchors(settings: BOSettings, task: Task, post):
     """The best evaluated x that GIBBON's local candidates surround (None without them)."""
-    return best_inputs(post, task.target, N_ANCHORS) if settings.local_frac > 0 else None
+    return best_inputs(post, task.target, N_ANCHORS) if settings.maximiser.local_frac > 0 else None
 
 
 def _as_fidelity(task: Task, z):
@@ -103,11 +101,9 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
     z_in = _as_fidelity(task, z)
-    quality = "mumbo" if settings.batch_rule == "gibbon_mumbo" else "gibbon"
-    greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
-                                 rescaled_repulsion=settings.batch_rescaled_repulsion, quality=quality,
-                                 marginal_cost=settings.batch_marginal_cost)
-    xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
+    quality = "mumbo" if settings.batch.rule == "gibbon_mumbo" else "gibbon"
+    greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in), quality=quality)
+    xb = greedy.x
     # each slot's share of the batch gain (the chain rule of eq. 2 over the prefixes)
     # and the prefix's gain per unit cost, as the greedy slots report them
     prefix = jnp.stack([gibbon.gibbon_batch_gain(post, xb[:k], greedy.z[:k], task.target, gstar, quality=quality)
@@ -115,23 +111,6 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None):
     gain = jnp.diff(prefix, prepend=0.0)
     score = prefix / jnp.cumsum(task.space.cost(greedy.z))
     return optimize.Proposal(xb, greedy.z.astype(jnp.asarray(first.z).dtype), score, gain)
-
-
-def polish_batch(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, x, z):
-    """The batch ``x [q, d]`` (fidelities ``z [q]`` fixed) moved jointly by projected
-    Adam (``n_polish_steps`` steps) up GIBBON's dense batch gain
-    (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch_gain`); the best batch visited,
-    the start included, so the gain never falls. The greedy slots come from a finite
-    candidate set; this is the gradient polish the sequential maximiser gives its own
-    choice. Returns ``[q, d]``."""
-    b = jnp.asarray(task.spec.bounds)
-    lo, width = b[:, 0], b[:, 1] - b[:, 0]
-
-    def neg_gain(v):
-        return -gibbon.gibbon_batch_gain(post, lo + width * v, z, task.target, gstar)
-
-    v, _ = optimize.polish(neg_gain, (x - lo) / width, settings.n_polish_steps, settings.learning_rate)
-    return lo + width * v
 
 
 def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
@@ -154,7 +133,7 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
 
 def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, buffers, n,
                 n_design) -> optimize.Proposal:
-    """``settings.batch_size`` pairs chosen at once by ``settings.batch_rule``.
+    """``settings.batch.size`` pairs chosen at once by ``settings.batch.rule``.
 
     Args:
         post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
@@ -169,20 +148,18 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
         was chosen; believer: the rule's score on the fantasised posterior) and
         ``alpha [q]`` (GIBBON: the slot's gain increment; believer: the rule's alpha).
     """
-    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, fit_ftol=0.0, full_refit_every=1,
-                                   refit_every=1, gstar_method="gumbel", gstar_grid=None)
-    return _batch(decision, task, post, gstar, key, buffers, n, n_design)
+    return _batch(kernel.decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _batch(settings, task, post, gstar, key, buffers, n, n_design):
-    q = settings.batch_size
-    if settings.batch_rule in ("gibbon", "gibbon_mumbo"):
+    q = settings.batch.size
+    if settings.batch.rule in ("gibbon", "gibbon_mumbo"):
         return _gibbon(settings, task, post, gstar, key, q, n_design)
-    if settings.batch_rule == "gibbon_kb":  # GIBBON choosing among the believer's slots and uniform x
+    if settings.batch.rule == "gibbon_kb":  # GIBBON choosing among the believer's slots and uniform x
         slots = _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
         return _gibbon(settings, task, post, gstar, key, q, n_design, slots.x)
-    if settings.batch_rule == "gibbon_seq":
+    if settings.batch.rule == "gibbon_seq":
         return _gibbon_seq(settings, task, post, gstar, key, q, n_design)
     return _believer(settings, task, post, gstar, key, q, buffers, n, n_design)
 
@@ -199,8 +176,7 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     z_in = _as_fidelity(task, z)
     z0 = _as_fidelity(task, jnp.atleast_1d(jnp.asarray(first.z, float)))
     rest = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q - 1, first.x[None], z0,
-                               cost=task.space.cost(z_in), rescaled_repulsion=settings.batch_rescaled_repulsion,
-                               marginal_cost=settings.batch_marginal_cost)
+                               cost=task.space.cost(z_in))
     zd = jnp.asarray(first.z).dtype
     return optimize.Proposal(jnp.concatenate([first.x[None], rest.x]),
                              jnp.concatenate([jnp.atleast_1d(first.z), rest.z.astype(zd)]),

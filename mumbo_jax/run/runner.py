@@ -128,9 +128,10 @@ def results_dict(cfg: RunConfig, problem, settings, seeds: list[dict], wall_time
         "problem": _problem_info(problem),
         "conventions": {
             "y": "maximisation convention: -f for a minimised problem",
-            "incumbent": "the recommendation made by settings.incumbent_rule: by default ('global') the maximiser of "
-                         "the posterior mean at the target fidelity over the whole box, possibly never evaluated; "
-                         "'mean': the evaluated x with the highest posterior mean there",
+            "incumbent": "the recommendation made by settings.recommendation.rule (mumbo_jax.bo.incumbent): 'global' "
+                         "(the paper configs') the maximiser of the posterior mean at the target fidelity over the "
+                         "whole box, possibly never evaluated; 'mean': the evaluated x with the highest posterior "
+                         "mean there; 'robust' (the default) guards 'global' by the best point measured at the target",
             "regret": "simple regret of the incumbent: |optimum - f(incumbent)| at the target, in f's own sense",
             "incumbent_value": "f at the target fidelity, in the problem's own sense",
             "budget": "cost spent AFTER the initial design; the design's cost is initial_cost",
