@@ -35,8 +35,7 @@ def knob(default: Any, doc: str, *, low: float | None = None, high: float | None
 
     Args:
         default: the default value (immutable).
-        doc: what the field does, the default's reason where it has one; the first
-            sentence is the one-line summary of ``config-help``.
+        doc: what the field does, and the default's reason where it has one.
         low, high: closed range of a number (``low_open``/``high_open``: open end).
         choices: allowed values, or a callable returning them (a registry read late).
         cap: an upper bound that configuration files enforce (what a machine can do:
@@ -78,16 +77,6 @@ class Knob(NamedTuple):
         if self.choices is None:
             return None
         return tuple(self.choices() if callable(self.choices) else self.choices)
-
-    @property
-    def summary(self) -> str:
-        """The first sentence of the doc."""
-        for i, ch in enumerate(self.doc):
-            if ch == "." and (i + 1 == len(self.doc) or self.doc[i + 1] == " "):
-                rest = self.doc[i + 1:].lstrip()
-                if not rest or rest[0].isupper() or rest[0] in "(`":
-                    return self.doc[:i + 1]
-        return self.doc
 
 
 @functools.lru_cache(maxsize=None)

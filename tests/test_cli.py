@@ -70,7 +70,8 @@ def test_run_results_json(tiny_run):
     res = json.loads((out / "results.json").read_text())
     assert res["config"]["run"]["problem"] == "forrester"
     assert res["config"]["run"]["out"] == str(out)  # the --out override is recorded
-    assert res["settings"]["n_candidates"] == 64
+    assert res["settings"]["maximiser"]["n_candidates"] == 64
+    assert res["config"]["settings"]["maximiser"]["n_candidates"] == 64  # the config as given, by record
     assert res["problem"]["optimum_value"] == pytest.approx(-6.0207400557670825)
     assert res["wall_time_s"] > 0
     (seed,) = res["seeds"]

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mumbo_jax.benchmarks import problems
-from mumbo_jax.run.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
 from mumbo_jax import BOSettings, FitSettings, GstarSettings, MaximiserSettings
+from mumbo_jax.benchmarks import problems
+from mumbo_jax.bo.settings import old_keys
+from mumbo_jax.run.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
+from mumbo_jax.run.settings_config import upgrade_record
 
 # the benchmark run configs (compare_*.toml and tune_*.toml are tested with their commands)
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.toml")
@@ -225,3 +227,15 @@ PAPER_BUDGETS = {"forrester": 200, "currin": 200, "hartmann3": 1500, "hartmann6"
 @pytest.mark.parametrize("name, budget", sorted(PAPER_BUDGETS.items()))
 def test_shipped_budgets_are_the_papers(name, budget):
     assert load_config(Path(CONFIGS[0].parent) / f"{name}.toml").budget == budget
+
+
+def test_results_written_before_the_records_upgrade_for_resume():
+    """compare --resume reads the flat settings of an older results.json as today's records
+    (a removed lever that was on cannot be read: None, so the strategy reruns)."""
+    s = BOSettings(strategy="mes", gstar=GstarSettings(samples=3), recommendation={"rule": "mean"})
+    flat = {"strategy": "mes", "fit_ftol": 0.0, "protect_target": False}
+    for old, (record, name) in old_keys().items():
+        flat[old] = getattr(getattr(s, record), name)
+    assert upgrade_record(flat) == dataclasses.asdict(s)
+    assert upgrade_record(dataclasses.asdict(s)) == dataclasses.asdict(s)
+    assert upgrade_record({**flat, "protect_target": True}) is None

@@ -75,9 +75,9 @@ def test_simpson_gain_makes_the_same_decisions_as_the_table():
     table run is FAST's MUMBO on Forrester, whose programs the [mumbo] case above compiled,
     so only Simpson's maximiser compiles for it.)"""
     prob = problems.get_problem("forrester")
-    # FAST leaves gain at None: MUMBO's own default, the table (settings gain="table" is the
+    # FAST leaves rule.gain at None: MUMBO's own default, the table (rule.gain = "table" is the
     # same path but another static setting, so another compilation of the maximiser)
-    assert FAST.strategy == "mumbo" and FAST.gain is None and rules.rule_for(FAST).gain == "table"
+    assert FAST.strategy == "mumbo" and FAST.rule.gain is None and rules.rule_for(FAST).gain == "table"
     runs = {"table": tasks.run_problem(prob, 1e9, [0], FAST, max_evals=3),
             "simpson": tasks.run_problem(prob, 1e9, [0], with_(FAST, rule={"gain": "simpson"}), max_evals=3)}
     np.testing.assert_array_equal(runs["table"].z, runs["simpson"].z)

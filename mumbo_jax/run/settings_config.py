@@ -33,7 +33,7 @@ from mumbo_jax.bo.settings import RECORDS, BOSettings, old_keys
 from mumbo_jax.run.schema import Field, Section, did_you_mean
 
 __all__ = ["SETTINGS", "OLD_SECTION", "SETTINGS_SECTIONS", "REMOVED", "INT_CAP", "record_fields", "read_settings",
-           "merge", "build_settings", "as_table", "upgrade_record"]
+           "merge", "build_settings", "upgrade_record"]
 
 SETTINGS = "settings"  # the section of the settings
 OLD_SECTION = "acquisition"  # its name before the settings were grouped (deprecated)
@@ -124,13 +124,6 @@ def build_settings(strategy: str, table: Mapping, fail, where: str = f"[{SETTING
         return BOSettings(strategy=strategy, **{k: dict(v) for k, v in table.items()})
     except (TypeError, ValueError) as e:
         fail(f"{where} {e}")
-
-
-def as_table(settings: BOSettings) -> dict:
-    """``{record: {field: value}}`` of every record field (None values left out: TOML
-    has no null), e.g. to write settings back as a ``[settings]`` table."""
-    return {name: {k: v for k, v in dataclasses.asdict(getattr(settings, name)).items() if v is not None}
-            for name in RECORDS}
 
 
 def upgrade_record(flat: Mapping) -> dict | None:
