@@ -239,3 +239,19 @@ def test_results_written_before_the_records_upgrade_for_resume():
     assert upgrade_record(flat) == dataclasses.asdict(s)
     assert upgrade_record(dataclasses.asdict(s)) == dataclasses.asdict(s)
     assert upgrade_record({**flat, "protect_target": True}) is None
+
+
+def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):
+    import json
+
+    from mumbo_jax.run import runner
+
+    old = {"run": {"problem": "forrester", "budget": 10.0, "strategy": "mumbo", "seeds": 1, "out": "x"},
+           "acquisition": {"n_gstar": 3, "fit_restarts": 1}}
+    (tmp_path / runner.RESULTS_NAME).write_text(json.dumps({"config": old, "seeds": [{"seed": 0}]}))
+    same = parse_config({"run": {**old["run"], "seeds": 2}, "settings": {"gstar": {"samples": 3},
+                                                                          "fit": {"restarts": 1}}})
+    assert runner.previous_seeds(same, tmp_path, resume=True, force=False) == [{"seed": 0}]
+    other = parse_config({"run": old["run"], "settings": {"gstar": {"samples": 4}, "fit": {"restarts": 1}}})
+    with pytest.raises(ConfigError, match=r"\[settings\] gstar differ"):
+        runner.previous_seeds(other, tmp_path, resume=True, force=False)
