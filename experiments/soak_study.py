@@ -72,12 +72,14 @@ executor = "dask"
 scheduler = "{scheduler}"
 connect_timeout_s = 60
 
-[acquisition]
-fit_restarts = 1
-fit_max_iter = 2
+[settings.fit]
+restarts = 1
+max_iter = 2
+
+[settings.maximiser]
 n_candidates = 64
 n_starts = 1
-n_polish_steps = 1
+polish_steps = 1
 boundary_frac = 0.0
 local_frac = 0.0
 """

@@ -23,7 +23,8 @@ from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import Benchmark, History, run_compiled
 from mumbo_jax.bo.optimize import FidelitySpace, Proposal, continuous_fidelity, discrete_fidelities, maximise
 from mumbo_jax.bo.rules import RULES, Rule, check_rule, register
-from mumbo_jax.bo.settings import BOSettings, Task, make_task
+from mumbo_jax.bo.settings import (BatchSettings, BOSettings, FitSettings, GstarSettings, MaximiserSettings,
+                                   MCMCSettings, RecommendationSettings, RuleSettings, Task, make_task)
 from mumbo_jax.bo.timing import StepClock
 from mumbo_jax.gp.fitting import fit, fit_params, neg_log_marginal
 from mumbo_jax.gp.models import (
@@ -67,7 +68,9 @@ __all__ = [
     "pending_moments",
     # bo
     "FidelitySpace", "Proposal", "discrete_fidelities", "continuous_fidelity", "maximise",
-    "Task", "make_task", "BOSettings", "AskTell", "run_compiled", "Benchmark", "History", "StepClock",
+    "Task", "make_task", "BOSettings", "RuleSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
+    "RecommendationSettings", "BatchSettings", "MCMCSettings", "AskTell", "run_compiled", "Benchmark", "History",
+    "StepClock",
     "Rule", "RULES", "check_rule", "register",
     "__version__",
 ]

@@ -4,19 +4,23 @@ compiled programs within a pytest run) and a driver for ask/tell."""
 import jax.numpy as jnp
 
 from mumbo_jax.benchmarks import problems
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax import (BOSettings, FitSettings, GstarSettings, MaximiserSettings, RecommendationSettings,
+                       RuleSettings)
 
 # small enough to compile and run quickly; the maximiser still polishes and the fit converges
 # cheap levers for tests; the rule and recommendation pinned to MUMBO's (the defaults before
 # the robust rule), which most loop tests were written against: tests/test_robust.py and
 # tests/test_defaults.py test the robust defaults
-FAST = BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=5, n_candidates=200, n_starts=2,
-                  n_polish_steps=5, fit_restarts=2, fit_max_iter=30, gstar_grid=500, mtbo_samples=20,
-                  mtbo_representers=10, mtbo_fantasies=3)
+FAST = BOSettings(strategy="mumbo", recommendation=RecommendationSettings(rule="global"),
+                  gstar=GstarSettings(samples=5, grid=500),
+                  maximiser=MaximiserSettings(n_candidates=200, n_starts=2, polish_steps=5),
+                  fit=FitSettings(restarts=2, max_iter=30),
+                  rule=RuleSettings(mtbo_samples=20, mtbo_representers=10, mtbo_fantasies=3))
 
 
 def with_(settings, **changes):
-    return BOSettings(**{**settings.__dict__, **changes})
+    """``settings`` with some fields changed (a record as a dict of some of its fields)."""
+    return settings.replace(**changes)
 
 
 def drive(opt, prob, n_steps):

@@ -165,7 +165,7 @@ def test_recommendation_gives_the_incumbent_with_a_widened_sd(forrester_opt):
     xi, mi = opt.incumbent()
     np.testing.assert_array_equal(x, xi)
     assert mean == mi and np.isfinite(sd) and sd > 0
-    raw = AskTell(opt.task, with_(FAST, interval_calibration="none"), seed=3)
+    raw = AskTell(opt.task, with_(FAST, recommendation={"calibration": "none"}), seed=3)
     for xs, zs, ys in zip(opt.x, opt.z, opt.y):
         raw.tell(xs, zs, ys)
     _, mean0, sd0 = raw.recommendation()

@@ -75,8 +75,8 @@ def test_recommend_widens_the_sd_by_the_scale():
 
 
 def test_a_bad_interval_calibration_is_an_error():
-    with pytest.raises(ValueError, match="interval_calibration must be"):
-        BOSettings(interval_calibration="bootstrap")
+    with pytest.raises(ValueError, match="unknown recommendation.calibration 'bootstrap'"):
+        BOSettings(recommendation={"calibration": "bootstrap"})
 
 
 def _recommend_case(seed):

@@ -20,14 +20,18 @@ budget = 10
 seeds = 1
 max_evals = 3
 
-[acquisition]
-n_gstar = 2
-gstar_grid = 200
+[settings.gstar]
+samples = 2
+grid = 200
+
+[settings.maximiser]
 n_candidates = 64
 n_starts = 2
-n_polish_steps = 3
-fit_restarts = 1
-fit_max_iter = 3
+polish_steps = 3
+
+[settings.fit]
+restarts = 1
+max_iter = 3
 """
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -66,7 +70,8 @@ def test_run_results_json(tiny_run):
     res = json.loads((out / "results.json").read_text())
     assert res["config"]["run"]["problem"] == "forrester"
     assert res["config"]["run"]["out"] == str(out)  # the --out override is recorded
-    assert res["settings"]["n_candidates"] == 64
+    assert res["settings"]["maximiser"]["n_candidates"] == 64
+    assert res["config"]["settings"]["maximiser"]["n_candidates"] == 64  # the config as given, by record
     assert res["problem"]["optimum_value"] == pytest.approx(-6.0207400557670825)
     assert res["wall_time_s"] > 0
     (seed,) = res["seeds"]

@@ -22,14 +22,14 @@ def _with(**compare_keys):
 
 def test_presets_and_tables_build_settings():
     cfg = parse_compare_config({**_with(strategies=["mumbo-1", "mumbo-10-exact", "mtbo-200", "fast"]),
-                                "acquisition": {"n_candidates": 500},
-                                "strategies": {"fast": {"strategy": "mumbo", "n_gstar": 3},
-                                               "mtbo-200": {"mtbo_representers": 20}}})
+                                "settings": {"maximiser": {"n_candidates": 500}},
+                                "strategies": {"fast": {"strategy": "mumbo", "gstar": {"samples": 3}},
+                                               "mtbo-200": {"rule": {"mtbo_representers": 20}}}})
     s = cfg.settings
-    assert (s["mumbo-1"].n_gstar, s["mumbo-1"].strategy) == (1, "mumbo")
-    assert s["mumbo-10-exact"].gstar_method == "exact"
-    assert (s["mtbo-200"].mtbo_samples, s["mtbo-200"].mtbo_representers) == (200, 20)
-    assert s["fast"].n_gstar == 3 and all(v.n_candidates == 500 for v in s.values())
+    assert (s["mumbo-1"].gstar.samples, s["mumbo-1"].strategy) == (1, "mumbo")
+    assert s["mumbo-10-exact"].gstar.method == "exact"
+    assert (s["mtbo-200"].rule.mtbo_samples, s["mtbo-200"].rule.mtbo_representers) == (200, 20)
+    assert s["fast"].gstar.samples == 3 and all(v.maximiser.n_candidates == 500 for v in s.values())
     assert cfg.seeds == 20 and cfg.out == "runs/compare"
     assert cfg.replace(seeds=2, budget=5.0).seeds == 2
     for label, preset in STRATEGY_PRESETS.items():  # every preset names a registered rule
@@ -49,10 +49,10 @@ def test_presets_and_tables_build_settings():
     (_with(budget=-1), "budget must be"),
     (_with(problem="nope"), "unknown problem"),
     (_with(colour="red"), "unknown key 'colour'"),
-    ({**BASE, "acquisition": {"strategy": "ei"}}, "strategy belongs"),
-    ({**BASE, "acquisition": {"n_gstar": 2.5}}, "n_gstar must be an integer"),
+    ({**BASE, "settings": {"strategy": "ei"}}, "strategy belongs"),
+    ({**BASE, "settings": {"gstar": {"samples": 2.5}}}, "samples must be an integer"),
     ({**BASE, "strategies": {"mine": {"strategy": "ei"}}}, "not listed"),
-    ({**_with(strategies=["mine"]), "strategies": {"mine": {"n_gstar": 2}}}, "needs a strategy"),
+    ({**_with(strategies=["mine"]), "strategies": {"mine": {"gstar": {"samples": 2}}}}, "needs a strategy"),
     ({**_with(strategies=["mine"]), "strategies": {"mine": {"strategy": "ei", "bogus": 1}}},
      "unknown key 'bogus' in \\[strategies.mine\\]"),
 ])
@@ -160,12 +160,14 @@ def test_paired_table_adjusts_over_its_rows():
         compare.paired_comparisons(records, "kg")
 
 
-SMALL_ACQUISITION = """[acquisition]
+SMALL_ACQUISITION = """[settings.maximiser]
 n_candidates = 100
 n_starts = 2
-n_polish_steps = 3
-gstar_grid = 300
-fit_max_iter = 20
+polish_steps = 3
+[settings.gstar]
+grid = 300
+[settings.fit]
+max_iter = 20
 """  # the maximiser and fit settings of the small end-to-end compare runs
 
 
@@ -248,11 +250,9 @@ seeds = 2
 max_evals = 3
 strategies = ["ei", "random"]
 out = "OUT"
-[acquisition]
-n_candidates = 100
-n_starts = 2
-n_polish_steps = 3
-fit_max_iter = 20
+[settings]
+maximiser = {n_candidates = 100, n_starts = 2, polish_steps = 3}
+fit.max_iter = 20
 """
     runs = {}
     for workers in (1, 2):
@@ -276,7 +276,7 @@ fit_max_iter = 20
 
 
 def test_compare_runs_batch_strategies_and_draws_regret_per_batch(tmp_path):
-    """A [strategies.<label>] table with batch_size: whole batches in the results, the
+    """A [strategies.<label>] table with batch.size: whole batches in the results, the
     batch size recorded, and the figure's third panel (regret against batches)."""
     cfg = tmp_path / "c.toml"
     cfg.write_text(f"""
@@ -289,8 +289,8 @@ strategies = ["mumbo-q2"]
 out = "{tmp_path / 'out'}"
 {SMALL_ACQUISITION}[strategies.mumbo-q2]
 strategy = "mumbo"
-batch_size = 2
-batch_rule = "believer"
+batch.size = 2
+batch.rule = "believer"
 """)
     assert cli.main(["compare", str(cfg)]) == 0
     res = json.loads((tmp_path / "out" / "results.json").read_text())

@@ -23,8 +23,8 @@ SCRIPT = textwrap.dedent("""
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo.settings import BOSettings
 
-    settings = BOSettings(strategy="random", n_candidates=50, n_starts=2, n_polish_steps=2, fit_restarts=1,
-                          fit_max_iter=5)
+    settings = BOSettings(strategy="random", maximiser={"n_candidates": 50, "n_starts": 2, "polish_steps": 2},
+                          fit={"restarts": 1, "max_iter": 5})
     h = tasks.run_problem(problems.get_problem("forrester"), 1e9, [0], settings, max_evals=2)
     print(json.dumps({"requests": counts["/jax/compilation_cache/compile_requests_use_cache"],
                       "hits": counts["/jax/compilation_cache/cache_hits"], "x": h.x.tolist()}))
@@ -66,8 +66,9 @@ API_SCRIPT = textwrap.dedent("""
     from mumbo_jax.bo.settings import BOSettings
 
     prob = problems.get_problem("forrester")
-    opt = AskTell(tasks.problem_task(prob), BOSettings(strategy="ei", n_candidates=50, n_starts=2, n_polish_steps=2,
-                                                        fit_restarts=1, fit_max_iter=5), seed=0)
+    settings = BOSettings(strategy="ei", maximiser={"n_candidates": 50, "n_starts": 2, "polish_steps": 2},
+                          fit={"restarts": 1, "max_iter": 5})
+    opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     while opt.asks_design:
         x, z = opt.ask()
         opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))

@@ -1,13 +1,16 @@
 """Run configurations: strict validation (before any JAX work) and the shipped configs."""
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 import pytest
 
+from mumbo_jax import BOSettings, FitSettings, GstarSettings, MaximiserSettings
 from mumbo_jax.benchmarks import problems
+from mumbo_jax.bo.settings import old_keys
 from mumbo_jax.run.config import ConfigError, RunConfig, load_config, parse_config, settings_from_config
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax.run.settings_config import upgrade_record
 
 # the benchmark run configs (compare_*.toml and tune_*.toml are tested with their commands)
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.toml")
@@ -23,16 +26,20 @@ max_evals = 30
 model = "ar1"
 out = "somewhere/else"
 
-[acquisition]
-n_gstar = 3
-gstar_method = "exact"
-gstar_grid = 500
+[settings.gstar]
+samples = 3
+method = "exact"
+grid = 500
+
+[settings.maximiser]
 n_candidates = 300
 n_starts = 5
-n_polish_steps = 7
+polish_steps = 7
 learning_rate = 0.1
-fit_restarts = 2
-fit_max_iter = 11
+
+[settings.fit]
+restarts = 2
+max_iter = 11
 """
 
 
@@ -56,9 +63,10 @@ def test_valid_round_trip(tmp_path):
     assert isinstance(cfg.budget, float)
     assert cfg.seed_list == [0, 1, 2, 3]
     settings = settings_from_config(cfg)
-    assert settings == BOSettings(strategy="mes", n_gstar=3, gstar_method="exact", gstar_grid=500,
-                                  n_candidates=300, n_starts=5, n_polish_steps=7, learning_rate=0.1,
-                                  fit_restarts=2, fit_max_iter=11)
+    assert settings == BOSettings(strategy="mes", gstar=GstarSettings(samples=3, method="exact", grid=500),
+                                  maximiser=MaximiserSettings(n_candidates=300, n_starts=5, polish_steps=7,
+                                                              learning_rate=0.1),
+                                  fit=FitSettings(restarts=2, max_iter=11))
     # to_dict -> parse_config gives the same config back
     again = parse_config(cfg.to_dict(), source=cfg.source)
     assert again == cfg
@@ -70,7 +78,7 @@ def test_defaults_and_default_out(tmp_path):
     cfg = load_config(write(tmp_path, minimal(), name="my_study.toml"))
     assert cfg.out == str(Path("runs") / "my_study")
     assert (cfg.strategy, cfg.seeds, cfg.model) == ("robust", 1, None)
-    assert settings_from_config(cfg) == BOSettings()  # no [acquisition]: the defaults
+    assert settings_from_config(cfg) == BOSettings()  # no [settings]: the defaults
 
 
 def test_replace_overrides_are_validated(tmp_path):
@@ -84,10 +92,12 @@ def test_replace_overrides_are_validated(tmp_path):
 
 @pytest.mark.parametrize("text, words", [
     # unknown section / key: names it and lists what is allowed
-    ("[run]\nproblem='forrester'\nbudget=1\n[acqusition]\nn_gstar=2\n", ["acqusition", "[run]", "[acquisition]"]),
+    ("[run]\nproblem='forrester'\nbudget=1\n[setings.gstar]\nsamples=2\n", ["setings", "[run]", "[settings]"]),
     (minimal(budgt="1"), ["'budgt'", "[run]", "budget", "max_evals"]),
-    (minimal() + "[acquisition]\nn_gstr = 3\n", ["'n_gstr'", "n_gstar", "fit_max_iter"]),
-    (minimal() + "[acquisition]\nstrategy = 'mes'\n", ["strategy", "[run]"]),
+    (minimal() + "[settings.gstar]\nsampels = 3\n", ["'sampels'", "[settings.gstar]", "samples", "method"]),
+    (minimal() + "[settings.gstr]\nsamples = 3\n", ["'gstr'", "gstar", "[settings.fit]"]),
+    (minimal() + "[settings]\nstrategy = 'mes'\n", ["strategy", "[run]"]),
+    (minimal() + "[settings]\nfit = 3\n", ["fit", "table", "restarts"]),
     ("problem = 'forrester'\n", ["'problem'", "[run]"]),
     # wrong types: key, expected type, what was given
     (minimal(budget='"abc"'), ["budget", "number", "string", "abc"]),
@@ -95,16 +105,16 @@ def test_replace_overrides_are_validated(tmp_path):
     (minimal(seeds="true"), ["seeds", "integer", "boolean"]),
     (minimal(max_evals="[1, 2]"), ["max_evals", "integer", "array"]),
     (minimal(problem="3"), ["problem", "string", "integer"]),
-    (minimal() + "[acquisition]\nn_candidates = 10.0\n", ["n_candidates", "integer", "float"]),
-    (minimal() + "[acquisition]\nlearning_rate = 'fast'\n", ["learning_rate", "number", "string"]),
-    (minimal() + "[acquisition]\nfit_restarts = false\n", ["fit_restarts", "integer", "boolean"]),
+    (minimal() + "[settings.maximiser]\nn_candidates = 10.0\n", ["n_candidates", "integer", "float"]),
+    (minimal() + "[settings.maximiser]\nlearning_rate = 'fast'\n", ["learning_rate", "number", "string"]),
+    (minimal() + "[settings.fit]\nrestarts = false\n", ["[settings.fit] restarts", "integer", "boolean"]),
     ("run = 3\n", ["'run'", "section", "integer"]),
     # unknown names: what is allowed
     (minimal(problem='"forester"'), ["forester", "forrester", "hartmann6", "currin_continuous"]),
     (minimal(strategy='"nonsense"'), ["nonsense", "mumbo", "mes", "random"]),
     (minimal(model='"product"'), ["product", "icm", "ar1"]),
     (minimal(problem='"currin_continuous"', model='"icm"'), ["icm", "product", "fabolas"]),
-    (minimal() + "[acquisition]\ngstar_method = 'magic'\n", ["gstar_method", "magic", "gumbel", "exact"]),
+    (minimal() + "[settings.gstar]\nmethod = 'magic'\n", ["method", "magic", "gumbel", "exact"]),
     # values
     (minimal(budget="0"), ["budget", "> 0"]),
     (minimal(budget="-5.0"), ["budget", "> 0"]),
@@ -113,11 +123,12 @@ def test_replace_overrides_are_validated(tmp_path):
     (minimal(seeds="0"), ["seeds", ">= 1"]),
     (minimal(max_evals="-1"), ["max_evals", ">= 1"]),
     (minimal(out='""'), ["out"]),
-    (minimal() + "[acquisition]\nn_gstar = 0\n", ["n_gstar", "> 0"]),
-    (minimal() + "[acquisition]\nlearning_rate = -0.1\n", ["learning_rate", "> 0"]),
-    (minimal() + "[acquisition]\nn_candidates = 10\nn_starts = 20\n", ["n_starts", "n_candidates"]),
+    (minimal() + "[settings.gstar]\nsamples = 0\n", ["[settings.gstar] samples", ">= 1"]),
+    (minimal() + "[settings.maximiser]\nlearning_rate = -0.1\n", ["learning_rate", "> 0"]),
+    (minimal() + "[settings.maximiser]\nn_candidates = 10\nn_starts = 20\n", ["n_starts", "n_candidates"]),
+    (minimal() + "[settings.mcmc]\nsamples = 4\n[settings.batch]\nsize = 2\n", ["mcmc.samples", "batch.size"]),
     # missing
-    ("[acquisition]\nn_gstar = 2\n", ["[run]"]),
+    ("[settings.gstar]\nsamples = 2\n", ["[run]"]),
     ("[run]\nproblem = 'forrester'\n", ["budget", "required"]),
     ("[run]\nbudget = 3\n", ["problem", "required"]),
 ])
@@ -146,11 +157,52 @@ def test_missing_file(tmp_path):
 
 
 def test_budget_int_is_float_and_gstar_grid_optional(tmp_path):
-    cfg = load_config(write(tmp_path, minimal(budget="7") + "[acquisition]\nlearning_rate = 1\n"))
+    cfg = load_config(write(tmp_path, minimal(budget="7") + "[settings.maximiser]\nlearning_rate = 1\n"))
     assert cfg.budget == 7.0 and isinstance(cfg.budget, float)
     settings = settings_from_config(cfg)
-    assert settings.learning_rate == 1.0 and isinstance(settings.learning_rate, float)
-    assert settings.gstar_grid is None
+    assert settings.maximiser.learning_rate == 1.0 and isinstance(settings.maximiser.learning_rate, float)
+    assert settings.gstar.grid is None
+    assert MaximiserSettings(learning_rate=1).learning_rate == 1.0  # Python: an int for a float field too
+
+
+def test_dotted_keys_and_sub_tables_are_the_same_settings(tmp_path):
+    a = load_config(write(tmp_path, minimal() + "[settings]\nfit.restarts = 4\ngstar = {samples = 3}\n", "a.toml"))
+    b = load_config(write(tmp_path, minimal() + "[settings.fit]\nrestarts = 4\n[settings.gstar]\nsamples = 3\n",
+                          "b.toml"))
+    assert settings_from_config(a) == settings_from_config(b) == BOSettings(fit=FitSettings(restarts=4),
+                                                                            gstar=GstarSettings(samples=3))
+
+
+def test_old_flat_keys_load_with_a_warning_naming_the_new_key(tmp_path):
+    """Configurations written before the settings were grouped: an [acquisition] table
+    and flat keys load as the new keys, each with a DeprecationWarning naming it."""
+    old = minimal() + "[acquisition]\nfit_restarts = 3\nn_gstar = 4\nincumbent_rule = 'mean'\n"
+    with pytest.warns(DeprecationWarning) as record:
+        cfg = load_config(write(tmp_path, old))
+    messages = " ".join(str(w.message) for w in record)
+    for text in ("[acquisition] is deprecated", "fit_restarts is deprecated; use restarts in [settings.fit]",
+                 "n_gstar is deprecated; use samples in [settings.gstar]",
+                 "incumbent_rule is deprecated; use rule in [settings.recommendation]"):
+        assert text in messages, (text, messages)
+    new = BOSettings(fit=FitSettings(restarts=3), gstar=GstarSettings(samples=4), recommendation={"rule": "mean"})
+    assert settings_from_config(cfg) == new
+    with pytest.warns(DeprecationWarning, match="n_gstar is deprecated"):  # a flat key in [settings] too
+        assert settings_from_config(load_config(write(tmp_path, minimal() + "[settings]\nn_gstar = 4\n"))).gstar \
+            == GstarSettings(samples=4)
+    with pytest.raises(ConfigError, match="n_gstar must be >= 1"):  # checked as the new key
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            load_config(write(tmp_path, minimal() + "[acquisition]\nn_gstar = 0\n"))
+
+
+def test_removed_levers_load_only_off(tmp_path):
+    with pytest.warns(DeprecationWarning, match="protect_target was removed"):
+        cfg = load_config(write(tmp_path, minimal() + "[acquisition]\nprotect_target = false\nfit_ftol = 0.0\n"))
+    assert settings_from_config(cfg) == BOSettings()
+    with pytest.raises(ConfigError, match=r"batch_polish was removed .*\(git checkout ablation-levers\)"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            load_config(write(tmp_path, minimal() + "[acquisition]\nbatch_polish = true\n"))
 
 
 def test_the_suites_problems_have_configs():
@@ -177,3 +229,31 @@ PAPER_BUDGETS = {"forrester": 200, "currin": 200, "hartmann3": 1500, "hartmann6"
 @pytest.mark.parametrize("name, budget", sorted(PAPER_BUDGETS.items()))
 def test_shipped_budgets_are_the_papers(name, budget):
     assert load_config(Path(CONFIGS[0].parent) / f"{name}.toml").budget == budget
+
+
+def test_results_written_before_the_records_upgrade_for_resume():
+    """compare --resume reads the flat settings of an older results.json as today's records
+    (a removed lever that was on cannot be read: None, so the strategy reruns)."""
+    s = BOSettings(strategy="mes", gstar=GstarSettings(samples=3), recommendation={"rule": "mean"})
+    flat = {"strategy": "mes", "fit_ftol": 0.0, "protect_target": False}
+    for old, (record, name) in old_keys().items():
+        flat[old] = getattr(getattr(s, record), name)
+    assert upgrade_record(flat) == dataclasses.asdict(s)
+    assert upgrade_record(dataclasses.asdict(s)) == dataclasses.asdict(s)
+    assert upgrade_record({**flat, "protect_target": True}) is None
+
+
+def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):
+    import json
+
+    from mumbo_jax.run import runner
+
+    old = {"run": {"problem": "forrester", "budget": 10.0, "strategy": "mumbo", "seeds": 1, "out": "x"},
+           "acquisition": {"n_gstar": 3, "fit_restarts": 1}}
+    (tmp_path / runner.RESULTS_NAME).write_text(json.dumps({"config": old, "seeds": [{"seed": 0}]}))
+    same = parse_config({"run": {**old["run"], "seeds": 2}, "settings": {"gstar": {"samples": 3},
+                                                                          "fit": {"restarts": 1}}})
+    assert runner.previous_seeds(same, tmp_path, resume=True, force=False) == [{"seed": 0}]
+    other = parse_config({"run": old["run"], "settings": {"gstar": {"samples": 4}, "fit": {"restarts": 1}}})
+    with pytest.raises(ConfigError, match=r"\[settings\] gstar differ"):
+        runner.previous_seeds(other, tmp_path, resume=True, force=False)

@@ -141,8 +141,9 @@ def test_bad_models_are_named():
 
 # --------------------------------------------------------------------------- the plug
 
-SMALL = BOSettings(strategy="mumbo", incumbent_rule="global", n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
-                   gstar_grid=1000, n_gstar=4)
+SMALL = BOSettings(strategy="mumbo", recommendation={"rule": "global"}, fit={"restarts": 1, "max_iter": 40},
+                   maximiser={"n_candidates": 300, "n_starts": 4, "polish_steps": 10},
+                   gstar={"grid": 1000, "samples": 4})
 
 
 def _toy(x, z):

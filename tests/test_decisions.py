@@ -20,7 +20,7 @@ import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo.asktell import AskTell
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax import BOSettings, FitSettings, GstarSettings, MaximiserSettings
 
 REFERENCE = pathlib.Path(__file__).parent / "data" / "decisions_reference.json"
 N_BO_STEPS = 3
@@ -42,8 +42,9 @@ SLOW_CASES = [
 def _settings(rule: str) -> BOSettings:
     """Small, fast settings; every value spelled out so that a change of defaults does not
     change the replay."""
-    return BOSettings(strategy=rule, n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5,
-                      fit_restarts=2, fit_max_iter=30, gstar_grid=500)
+    return BOSettings(strategy=rule, gstar=GstarSettings(samples=5, grid=500),
+                      maximiser=MaximiserSettings(n_candidates=200, n_starts=2, polish_steps=5),
+                      fit=FitSettings(restarts=2, max_iter=30))
 
 
 def decisions(problem: str, rule: str, batch_size: int) -> dict:

@@ -1,22 +1,27 @@
 """The library's defaults: the robust rule and the robust recommendation, everywhere a user
 meets them (settings, ask/tell, run and tune configs), while the shipped paper configs keep
-the paper's MUMBO and the recommendation of their committed runs."""
+the paper's MUMBO and the recommendation of their committed runs; and one set of defaults
+for the functional API and the loop."""
+
+import inspect
 
 import jax
 import numpy as np
 import pytest
 
+import mumbo_jax as mj
+from mumbo_jax import BOSettings, FitSettings, MaximiserSettings, MCMCSettings
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import rules
 from mumbo_jax.bo.asktell import AskTell
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax.gp import marginal
 from mumbo_jax.run.config import find_config, load_config, parse_config, settings_from_config
 from mumbo_jax.run.tune.config import parse_tune_config
 
 
 def test_settings_default_to_the_robust_rule_and_recommendation():
     s = BOSettings()
-    assert (s.strategy, s.incumbent_rule) == ("robust", "robust")
+    assert (s.strategy, s.recommendation.rule) == ("robust", "robust")
     rule = rules.rule_for(s)
     assert rule is rules.RULES["robust"] and rule.second_stage is not None  # the guard stage
     assert rules.RULES["mumbo"].second_stage is None  # the paper's rule, unguarded
@@ -25,7 +30,7 @@ def test_settings_default_to_the_robust_rule_and_recommendation():
 def test_configs_without_a_strategy_run_the_robust_rule():
     cfg = parse_config({"run": {"problem": "currin", "budget": 50}})
     assert cfg.strategy == "robust"
-    assert settings_from_config(cfg).incumbent_rule == "robust"
+    assert settings_from_config(cfg).recommendation.rule == "robust"
     tune = parse_tune_config({
         "objective": {"function": "mumbo_jax.benchmarks.examples:train_demo", "direction": "maximise"},
         "parameters": {"lr": {"low": 1e-4, "high": 1.0, "log": True}},
@@ -38,7 +43,7 @@ def test_configs_without_a_strategy_run_the_robust_rule():
 @pytest.mark.parametrize("name", ["forrester", "currin", "hartmann3", "borehole"])
 def test_paper_configs_keep_the_papers_rule_and_their_recommendation(name):
     settings = settings_from_config(load_config(find_config(name)))
-    assert (settings.strategy, settings.incumbent_rule) == ("mumbo", "global")
+    assert (settings.strategy, settings.recommendation.rule) == ("mumbo", "global")
 
 
 def test_asktell_defaults_decide_with_the_guard():
@@ -47,8 +52,8 @@ def test_asktell_defaults_decide_with_the_guard():
     one target evaluation) and the recommendation is finite."""
     jax.config.update("jax_enable_x64", True)
     prob = problems.get_problem("unrel_currin_negated")
-    settings = BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, fit_restarts=2,
-                          fit_max_iter=30, gstar_grid=500)
+    settings = BOSettings(gstar={"samples": 5, "grid": 500}, fit={"restarts": 2, "max_iter": 30},
+                          maximiser={"n_candidates": 200, "n_starts": 2, "polish_steps": 5})
     assert settings.strategy == "robust"
     opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     costs = dict(enumerate(prob.costs))
@@ -62,3 +67,21 @@ def test_asktell_defaults_decide_with_the_guard():
     assert spent["cheap"] <= 0.5 * spent["all"] + prob.costs[0]
     x, mu, sd = opt.recommendation()
     assert np.all(np.isfinite(np.asarray(x))) and np.isfinite(mu) and sd >= 0
+
+
+def test_the_functional_api_defaults_are_the_loops():
+    """maximise, fit and nuts_samples take their defaults from the records the loop uses:
+    a loop rebuilt from the functional pieces runs the loop's algorithm."""
+    def defaults(f):
+        return {k: p.default for k, p in inspect.signature(f).parameters.items() if p.default is not p.empty}
+
+    m, f, mc = MaximiserSettings(), FitSettings(), MCMCSettings()
+    assert BOSettings().maximiser == m and BOSettings().fit == f and BOSettings().mcmc == mc
+    got = defaults(mj.maximise)
+    assert (got["n_candidates"], got["n_starts"], got["n_steps"], got["learning_rate"], got["boundary_frac"],
+            got["local_frac"]) == (m.n_candidates, m.n_starts, m.polish_steps, m.learning_rate, m.boundary_frac,
+                                   m.local_frac) == (2000, 8, 40, 0.03, 0.25, 0.25)
+    for fit in (mj.fit, mj.fit_params):
+        assert (defaults(fit)["n_restarts"], defaults(fit)["max_iter"]) == (f.restarts, f.max_iter) == (2, 50)
+    nuts = defaults(marginal.nuts_samples)
+    assert (nuts["n_warmup"], nuts["max_doublings"]) == (mc.warmup, mc.max_doublings)

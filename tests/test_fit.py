@@ -30,7 +30,7 @@ def test_fit_reaches_scipy_lbfgsb_optimum(kind):
     scaling = models.make_scaling(spec, y, mask)
     objective = jax.jit(lambda p: fit.neg_log_marginal(spec, p, scaling, x, z, y, mask))
 
-    params, loss, _ = fit.fit_params(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=4)
+    params, loss, _ = fit.fit_params(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=4, max_iter=200)
 
     # scipy's L-BFGS-B on the same objective, from the same deterministic start
     flat0, unravel = ravel_pytree(models.default_params(spec))
@@ -51,7 +51,7 @@ def test_fit_recovers_lengthscales_of_a_known_gp():
     K = np_matern52(x, x, ls_true) + 1e-4 * np.eye(n)
     y = np.linalg.cholesky(K) @ rng.normal(size=n)
     spec = models.icm_model([(0.0, 1.0)] * 2, 1, rank=1)
-    params, _, _ = fit.fit_params(spec, x, np.zeros(n, int), y, jax.random.PRNGKey(2), n_restarts=4)
+    params, _, _ = fit.fit_params(spec, x, np.zeros(n, int), y, jax.random.PRNGKey(2), n_restarts=4, max_iter=200)
     ls = np.exp(np.asarray(params["log_ls"]))
     np.testing.assert_allclose(ls, ls_true, rtol=0.3)
     assert ls[0] < ls[1]
@@ -67,7 +67,7 @@ def test_fit_recovers_coregionalisation_of_a_known_icm():
     K = np_matern52(x, x, np.array([0.3])) * B[np.ix_(z, z)] + 1e-4 * np.eye(n)
     y = np.linalg.cholesky(K) @ rng.normal(size=n)
     spec = models.icm_model([(0.0, 1.0)], 2, rank=1)
-    params, _, _ = fit.fit_params(spec, x, z, y, jax.random.PRNGKey(4), n_restarts=4)
+    params, _, _ = fit.fit_params(spec, x, z, y, jax.random.PRNGKey(4), n_restarts=4, max_iter=200)
     W, kappa = np.asarray(params["W"]), np.exp(np.asarray(params["log_kappa"]))
     Bhat = W @ W.T + np.diag(kappa)
     corr = Bhat[0, 1] / np.sqrt(Bhat[0, 0] * Bhat[1, 1])
@@ -78,13 +78,13 @@ def test_fit_recovers_coregionalisation_of_a_known_icm():
 def test_fit_posterior_interpolates_and_handles_constant_y():
     spec = models.ar1_model([(0.0, 1.0)] * 2, 2)
     x, z, y = synthetic_data(spec, 30, seed=5)
-    post = fit.fit(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=2)
+    post = fit.fit(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=2, max_iter=200)
     from mumbo_jax.gp import posterior
 
     mu, _ = posterior.predict(post, x, z)
     assert np.max(np.abs(np.asarray(mu) - y)) < 0.1
     # constant observations: no division by zero, finite parameters and predictions
-    post_c = fit.fit(spec, x, z, np.full(30, 2.5), jax.random.PRNGKey(0), n_restarts=2)
+    post_c = fit.fit(spec, x, z, np.full(30, 2.5), jax.random.PRNGKey(0), n_restarts=2, max_iter=200)
     mu_c, var_c = posterior.predict(post_c, x[:3], z[:3])
     assert np.all(np.isfinite(mu_c)) and np.all(np.isfinite(var_c))
     np.testing.assert_allclose(mu_c, 2.5, atol=1e-6)

@@ -95,7 +95,7 @@ def test_gaussian_nll_against_scipy_and_inf_when_indefinite():
 def test_fit_reaches_the_tinygp_objectives_optimum():
     """fit_params (dense objective) against scipy's L-BFGS-B on the tinygp objective."""
     spec, scaling, x, z, y, mask = _setup(60, 64)
-    params, loss, _ = fit.fit_params(spec, x, z, y, jax.random.PRNGKey(0), mask=mask, n_restarts=4,
+    params, loss, _ = fit.fit_params(spec, x, z, y, jax.random.PRNGKey(0), mask=mask, n_restarts=4, max_iter=200,
                                      scaling=scaling)
     ref = lambda p: fit.neg_log_marginal_reference(spec, p, scaling, x, z, y, mask)
     flat0, unravel = ravel_pytree(models.default_params(spec))

@@ -1,17 +1,15 @@
-"""Issue 10's fit options and buffer growth: 32-row buffers, the ftol stop of L-BFGS
-(BOSettings.fit_ftol, off by default) and warm-only refits between full refits
-(BOSettings.full_refit_every, 1 by default: every refit full)."""
+"""Buffer growth (32-row buffers), the ftol stop of the functional L-BFGS and the loop's
+refit (BOSettings.fit: fit.restarts starts from the previous hyper-parameters)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import asktell, kernel, settings as bo_settings
+from mumbo_jax.bo import kernel
 from mumbo_jax.gp import fitting as fit, models
 
-from .bo_helpers import FAST, drive, with_
+from .bo_helpers import FAST, with_
 
 
 def test_buffer_sizes_track_n():
@@ -41,22 +39,9 @@ def test_ftol_stops_lbfgs_when_the_objective_stalls():
     assert float(v_coarse) - 1.0 > 1e-3
 
 
-def test_full_refit_schedule_and_checks():
-    s = bo_settings.BOSettings(full_refit_every=3)
-    assert [bool(kernel.full_refit_at(s, k)) for k in range(7)] == [True, False, False, True, False, False, True]
-    assert all(kernel.full_refit_at(bo_settings.BOSettings(), k) for k in range(5))  # the default: always full
-    task = tasks.problem_task(problems.get_problem("forrester"))
-    d = kernel.as_params(models.default_params(task.spec))
-    assert kernel.are_defaults(task, d)
-    assert not kernel.are_defaults(task, {**d, "log_ls": d["log_ls"] + 0.1})
-    with pytest.raises(ValueError, match="full_refit_every must be a positive integer"):
-        bo_settings.BOSettings(full_refit_every=0)
-    for bad in (-1e-9, 1.0, True, "1e-9"):
-        with pytest.raises(ValueError, match="fit_ftol must be a number in"):
-            bo_settings.BOSettings(fit_ftol=bad)
-
-
-def test_warm_refit_is_one_start_from_the_previous_params():
+def test_a_refit_runs_fit_restarts_starts_from_the_previous_params():
+    """The loop's refit (fit.restarts starts: the previous hyper-parameters, the defaults,
+    then random ones) is the functional fit from those starts."""
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
     rng = np.random.default_rng(3)
@@ -64,38 +49,18 @@ def test_warm_refit_is_one_start_from_the_previous_params():
     z = np.asarray([0, 1] * 7, float)
     y = np.asarray([float(problems.objective(prob, jnp.asarray(xi), int(zi))) for xi, zi in zip(x, z)])
     b = kernel.pad_buffers(x, z, y, 32)
-    settings = with_(FAST, fit_restarts=3)
+    settings = with_(FAST, fit={"restarts": 3})
     key = jax.random.PRNGKey(0)
     prev_mask = b.mask.copy()
     prev_mask[13] = 0.0
     d = kernel.as_params(models.default_params(task.spec))
-    prev = kernel.fit_stage(settings, task, b._replace(mask=prev_mask), d, key, True, True)
-    full = kernel.fit_stage(settings, task, b, prev.params, key, True, True)
-    warm = kernel.fit_stage(settings, task, b, prev.params, key, True, False)
-    nlml = lambda p: float(fit.neg_log_marginal(task.spec, p, full.scaling, b.x, jnp.asarray(b.z, jnp.int32),
-                                                b.y, b.mask))
-    # the full refit includes the warm start among its starts: it can only do better
-    assert nlml(full.params) <= nlml(warm.params) + 1e-9 * abs(nlml(warm.params))
-    assert nlml(warm.params) <= nlml(prev.params)
-    # a warm refit is the first start of a full refit alone: from the defaults it is the
-    # restart that a full refit's first lane runs
-    single = fit.fit_from(task.spec, full.scaling, b.x, jnp.asarray(b.z, jnp.int32), b.y, b.mask,
-                          jax.tree_util.tree_map(lambda a: a[None], prev.params), settings.fit_max_iter, 1e-5)[0]
+    prev = kernel.fit_stage(settings, task, b._replace(mask=prev_mask), d, key, True)
+    post = kernel.fit_stage(settings, task, b, prev.params, key, True)
+    inits = fit.restart_inits(task.spec, key, 3, first=prev.params)
+    ref = fit.fit_from(task.spec, post.scaling, b.x, jnp.asarray(b.z, jnp.int32), b.y, b.mask, inits,
+                       settings.fit.max_iter, 1e-5)[0]
     for name in d:
-        np.testing.assert_allclose(np.asarray(warm.params[name]), np.asarray(single[name]), rtol=1e-9, atol=1e-12)
-
-
-def test_ask_tell_refits_fully_on_schedule_and_from_the_defaults(monkeypatch):
-    prob = problems.get_problem("forrester")
-    opt = asktell.AskTell(tasks.problem_task(prob), with_(FAST, full_refit_every=2), seed=0)
-    while opt.in_initial_design:
-        x, z = opt.ask()
-        opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
-    calls = []
-    fit_stage = kernel.fit_stage
-    monkeypatch.setattr(kernel, "fit_stage", lambda *a: calls.append(bool(a[-1])) or fit_stage(*a))
-    drive(opt, prob, 3)
-    assert calls == [True, False, True]
-    opt.params = kernel.as_params(models.default_params(opt.task.spec))  # a resumed optimiser that never fitted
-    opt.ask()
-    assert calls[-1] is True and len(calls) == 4  # k = 3 is off the schedule: full because of the defaults
+        np.testing.assert_allclose(np.asarray(post.params[name]), np.asarray(ref[name]), rtol=1e-9, atol=1e-12)
+    kept = kernel.fit_stage(settings, task, b, prev.params, key, False)  # no refit: the previous params
+    for name in d:
+        np.testing.assert_array_equal(np.asarray(kept.params[name]), np.asarray(prev.params[name]))

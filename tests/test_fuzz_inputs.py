@@ -46,24 +46,26 @@ def check_library_error(call):
 
 
 RUN_KEYS = [f.name for f in run_config.RUN.fields] + ["bogus"]
-ACQ_KEYS = [f.name for f in run_config.ACQUISITION.fields][:12]
+SETTINGS_KEYS = [(s.name.split(".")[1], f.name) for s in run_config.SETTINGS_SECTIONS for f in s.fields]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(run=st.dictionaries(st.sampled_from(RUN_KEYS), values, max_size=6),
-       acq=st.dictionaries(st.sampled_from(ACQ_KEYS), values, max_size=3),
+       acq=st.dictionaries(st.sampled_from(SETTINGS_KEYS), values, max_size=3),
        base=st.booleans())
 def test_run_config_schema(run, acq, base):
     if base:
         run = {"problem": "forrester", "budget": 5.0, **run}
     data = {"run": run}
     if acq:
-        data["acquisition"] = acq
+        data["settings"] = {}
+        for (record, name), value in acq.items():
+            data["settings"].setdefault(record, {})[name] = value
     check_library_error(lambda: run_config.parse_config(data))
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(section=st.sampled_from(["objective", "parameters", "fidelity", "budget", "run", "workers", "acquisition",
+@given(section=st.sampled_from(["objective", "parameters", "fidelity", "budget", "run", "workers", "settings",
                                 "bogus"]),
        table=st.dictionaries(st.sampled_from(["low", "high", "log", "kind", "costs", "values", "bounds", "target",
                                               "cost", "evaluations", "seed", "n", "retries", "direction", "a",

@@ -12,8 +12,8 @@ from mumbo_jax.bo.settings import BOSettings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # small settings for the short fastcv study (those of tests/test_costmodel.py)
-SMALL = BOSettings(n_candidates=300, n_starts=4, n_polish_steps=10, fit_restarts=1, fit_max_iter=40,
-                   gstar_grid=1000, n_gstar=4)
+SMALL = BOSettings(maximiser={"n_candidates": 300, "n_starts": 4, "polish_steps": 10},
+                   fit={"restarts": 1, "max_iter": 40}, gstar={"grid": 1000, "samples": 4})
 
 
 def _script(name):

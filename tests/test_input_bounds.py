@@ -16,14 +16,15 @@ RUN = '[run]\nproblem = "forrester"\nbudget = 5\n'
     ("[run]\nproblem = \"forrester\"\nbudget = 1e300\n", "budget must be <= 1e+12"),
     (RUN.replace("budget = 5", "budget = 5\nseeds = 99999999999999999999"), "seeds must be <= 10000"),
     (RUN.replace("budget = 5", "budget = 5\nmax_evals = 100000000"), "max_evals must be <= 10000"),
-    (RUN + "[acquisition]\nn_candidates = 1e9\n", "n_candidates must be an integer"),
-    (RUN + "[acquisition]\nn_candidates = 1000000000\n", "n_candidates must be <= 200000"),
-    (RUN + "[acquisition]\nn_gstar = 9223372036854775808\n", "n_gstar must be <= 10000"),
+    (RUN + "[settings.maximiser]\nn_candidates = 1e9\n", "n_candidates must be an integer"),
+    (RUN + "[settings.maximiser]\nn_candidates = 1000000000\n", "n_candidates must be <= 200000"),
+    (RUN + "[settings.gstar]\nsamples = 9223372036854775808\n", "samples must be <= 10000"),
     (RUN.replace("forrester", "forester"), "did you mean 'forrester'?"),
     (RUN + 'strategy = "mumob"\n', "did you mean 'mumbo'?"),
     (RUN + "seed = 3\n", "did you mean 'seeds'?"),
-    (RUN + "[acqusition]\nn_gstar = 3\n", "did you mean 'acquisition'?"),
-    (RUN + "[acquisition]\nn_candidate = 30\n", "did you mean 'n_candidates'?"),
+    (RUN + "[setings.gstar]\nsamples = 3\n", "did you mean 'settings'?"),
+    (RUN + "[settings.maximiser]\nn_candidate = 30\n", "did you mean 'n_candidates'?"),
+    (RUN + "[settings.maximser]\nn_candidates = 30\n", "did you mean 'maximiser'?"),
 ])
 def test_run_config_errors(tmp_path, capsys, extra, words):
     path = tmp_path / "c.toml"

@@ -11,7 +11,7 @@ from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import kernel, rules
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import backend_batching, run_compiled
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax import BOSettings
 from mumbo_jax.bo.timing import StepClock
 from tests.bo_helpers import FAST, drive, with_
 
@@ -82,11 +82,11 @@ def test_simpson_gain_makes_the_same_decisions_as_the_table():
     table run is FAST's MUMBO on Forrester, whose programs the [mumbo] case above compiled,
     so only Simpson's maximiser compiles for it.)"""
     prob = problems.get_problem("forrester")
-    # FAST leaves gain at None: MUMBO's own default, the table (settings gain="table" is the
+    # FAST leaves rule.gain at None: MUMBO's own default, the table (rule.gain = "table" is the
     # same path but another static setting, so another compilation of the maximiser)
-    assert FAST.strategy == "mumbo" and FAST.gain is None and rules.rule_for(FAST).gain == "table"
+    assert FAST.strategy == "mumbo" and FAST.rule.gain is None and rules.rule_for(FAST).gain == "table"
     runs = {"table": tasks.run_problem(prob, 1e9, [0], FAST, max_evals=3),
-            "simpson": tasks.run_problem(prob, 1e9, [0], with_(FAST, gain="simpson"), max_evals=3)}
+            "simpson": tasks.run_problem(prob, 1e9, [0], with_(FAST, rule={"gain": "simpson"}), max_evals=3)}
     np.testing.assert_array_equal(runs["table"].z, runs["simpson"].z)
     # the gains differ by ~3e-6 (the table's interpolation error), too little to move the
     # chosen candidate or its polished x: measured max |dx| = 0 over seeds 0-2, 3 steps each
@@ -115,7 +115,7 @@ def test_budget_stops_the_run_and_seeds_differ():
 
 def test_lockstep_batching_and_a_refit_schedule_agree_with_ask_tell():
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, strategy="ei", refit_every=2)  # EI: the cheapest lock-step programs to compile
+    settings = with_(FAST, strategy="ei", fit={"refit_every": 2})  # EI: the cheapest lock-step programs to compile
     runs = {b: tasks.run_problem(prob, 1e9, [0, 1], settings, max_evals=3, batching=b) for b in ("map", "vmap")}
     np.testing.assert_array_equal(runs["map"].n_evals, runs["vmap"].n_evals)
     np.testing.assert_array_equal(runs["map"].z, runs["vmap"].z)
@@ -138,7 +138,7 @@ def test_fit_stage_without_refit_keeps_the_hyper_parameters():
         np.testing.assert_array_equal(np.asarray(kept.params[name]), np.asarray(params[name]))
     nlml = lambda p: float(kernel.fitting.neg_log_marginal(task.spec, p, kept.scaling, b.x, b.z, b.y, b.mask))
     assert nlml(fitted.params) < nlml(params) - 1.0
-    assert [bool(kernel.refit_at(BOSettings(refit_every=3), k)) for k in range(5)] == [True, False, False,
+    assert [bool(kernel.refit_at(BOSettings(fit={"refit_every": 3}), k)) for k in range(5)] == [True, False, False,
                                                                                       True, False]
 
 
@@ -162,18 +162,18 @@ def test_backend_batching_is_map_on_cpu():
 
 
 def test_issue13_levers_make_the_same_decisions_in_both_loops():
-    """incumbent_rule, protect_target, boundary_frac and local_frac reach both drivers: the compiled
-    run and ask/tell agree, every recorded incumbent (rule "target") is an x evaluated
-    at the target, and the target is queried at least once (protect_target)."""
+    """recommendation.rule, maximiser.boundary_frac and maximiser.local_frac reach both
+    drivers: the compiled run and ask/tell agree, and every recorded incumbent (rule
+    "target") is an x evaluated at the target."""
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, incumbent_rule="target", protect_target=True, boundary_frac=0.25, local_frac=0.25)
+    settings = with_(FAST, recommendation={"rule": "target"}, maximiser={"boundary_frac": 0.25, "local_frac": 0.25})
     h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=3)
     opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, 3)
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), h.x[0, :3], rtol=0, atol=X_TOL)
     np.testing.assert_allclose([z for _, z in chosen], h.z[0, :3], rtol=0, atol=X_TOL)
     # the "global" recommendation: the same x in both drivers, never worse in the model's eyes
-    glob = with_(FAST, incumbent_rule="global")
+    glob = with_(FAST, recommendation={"rule": "global"})
     hg = tasks.run_problem(prob, 1e9, [0], glob, max_evals=2)
     og = AskTell(tasks.problem_task(prob), glob, seed=0)
     drive(og, prob, 2)

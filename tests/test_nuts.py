@@ -93,7 +93,7 @@ def test_mumbo_on_samples_is_the_mean_of_the_per_sample_gains(fitted):
 @pytest.mark.slow  # ~25 s of the default run (NUTS programs only it compiles); the NUTS draws and g* under samples stay in CI
 def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
     prob = problems.get_problem("forrester")
-    settings = with_(FAST, hmc_samples=3, hmc_warmup=10, hmc_max_doublings=3, refit_every=2)
+    settings = with_(FAST, mcmc={"samples": 3, "warmup": 10, "max_doublings": 3}, fit={"refit_every": 2})
     opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, 3)
     assert len(chosen) == 3
@@ -107,16 +107,16 @@ def test_asktell_with_nuts_keeps_samples_decides_and_refuses_pending():
     xb, _ = back.ask()
     assert np.all(np.isfinite(xb))
     opt.ask()
-    with pytest.raises(ValueError, match="pending.*hmc_samples = 0"):
+    with pytest.raises(ValueError, match="pending.*mcmc.samples = 0"):
         opt.ask()
 
 
 @pytest.mark.parametrize("changes,message", [
-    (dict(hmc_samples=1), "hmc_samples must be 0 .* or at least 2"),
-    (dict(hmc_samples=-2), "hmc_samples must be an integer >= 0"),
-    (dict(hmc_samples=4, strategy="mt_ei"), "needs a rule that samples g\\*"),
-    (dict(hmc_samples=4, batch_size=4), "needs batch_size = 1"),
-    (dict(hmc_samples=4, hmc_warmup=0), "hmc_warmup and hmc_max_doublings must be >= 1"),
+    (dict(mcmc={"samples": 1}), "mcmc.samples must be 0 .* or at least 2"),
+    (dict(mcmc={"samples": -2}), "mcmc.samples must be >= 0"),
+    (dict(mcmc={"samples": 4}, strategy="mt_ei"), "needs a rule that samples g\\*"),
+    (dict(mcmc={"samples": 4}, batch={"size": 4}), "needs batch.size = 1"),
+    (dict(mcmc={"samples": 4, "warmup": 0}), "mcmc.warmup and mcmc.max_doublings must be >= 1"),
 ])
 def test_bad_hmc_settings_are_named(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -126,23 +126,23 @@ def test_bad_hmc_settings_are_named(changes, message):
 def test_gstar_under_samples_shares_one_grid_out_over_the_samples(fitted):
     # each hyper-parameter sample fits its own g* on 1/S of the default grid (so S
     # samples cost one grid's worth of Gumbel bisection): the stage must equal S separate
-    # samplers with that grid and the same keys, and an explicit gstar_grid wins
+    # samplers with that grid and the same keys, and an explicit gstar.grid wins
     from mumbo_jax.acquisition import maxvalue
     from mumbo_jax.bo import kernel, optimize
-    from mumbo_jax.bo.settings import BOSettings
+    from mumbo_jax import BOSettings
 
     post, singles = _stacked(fitted, n=4)
     spec = fitted[0]
     task = make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities([10.0, 1.0]))
-    settings = BOSettings(hmc_samples=4)
+    settings = BOSettings(mcmc={"samples": 4})
     full = maxvalue.default_grid_size(spec.dim, "gumbel")
     assert kernel.gstar_grid_size(settings, task) == full // 4
     assert kernel.gstar_grid_size(BOSettings(), task) == full
-    assert kernel.gstar_grid_size(BOSettings(hmc_samples=4, gstar_grid=999), task) == 999
+    assert kernel.gstar_grid_size(BOSettings(mcmc={"samples": 4}, gstar={"grid": 999}), task) == 999
     key = jax.random.PRNGKey(3)
     got = np.asarray(kernel.gstar_stage(settings, task, post, key))
     keys = jax.random.split(key, 4)
-    ref = np.stack([np.asarray(maxvalue.sample_gstar(k, p, task.target, settings.n_gstar, "gumbel", full // 4))
+    ref = np.stack([np.asarray(maxvalue.sample_gstar(k, p, task.target, settings.gstar.samples, "gumbel", full // 4))
                     for k, p in zip(keys, singles)])
-    assert got.shape == (4, settings.n_gstar)
+    assert got.shape == (4, settings.gstar.samples)
     np.testing.assert_allclose(got, ref, rtol=1e-9)

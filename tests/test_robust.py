@@ -13,10 +13,10 @@ from scipy import stats
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import incumbent, kernel, robust, rules
 from mumbo_jax.bo.compiled import run_compiled
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax import BOSettings
 from mumbo_jax.gp import models, posterior, reliability
 
-FAST = dict(n_candidates=200, n_starts=4, n_polish_steps=5, fit_max_iter=20)
+FAST = dict(maximiser={"n_candidates": 200, "n_starts": 4, "polish_steps": 5}, fit={"max_iter": 20})
 
 
 def _gram(spec, scaling, params, xa, za, xb, zb):
@@ -177,7 +177,7 @@ def test_a_robust_run_keeps_its_spend_bound_and_target_choices():
     pb = problems.get_problem("unrel_forrester_reliable")
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
     # 4 design rows + 27 evaluations fill one 32-row buffer: one set of programs to compile
-    h = run_compiled(bench, task, 60.0, [0], BOSettings(strategy="robust", incumbent_rule="robust", **FAST),
+    h = run_compiled(bench, task, 60.0, [0], BOSettings(strategy="robust", recommendation={"rule": "robust"}, **FAST),
                      max_evals=27)
     n = int(h.n_evals[0])
     cost, z = h.cost[0, :n], h.z[0, :n]

@@ -64,12 +64,21 @@ def test_section_validate_and_check_sections():
         check_sections({"s": 3}, [s], fail)
 
 
-def test_acquisition_section_mirrors_bosettings():
-    fields = {f.name: f for f in dataclasses.fields(BOSettings) if f.name != "strategy"}
-    acq = {f.name: f for f in config.ACQUISITION.fields}
-    assert acq.keys() == fields.keys()
-    for name, f in fields.items():
-        assert acq[name].default == f.default, name
+def test_settings_sections_are_generated_from_the_records():
+    """One [settings.<record>] section per record of BOSettings, one key per field, with
+    the field's default and the doc of its metadata; at most 12 names at the top."""
+    records = {f.name: f for f in dataclasses.fields(BOSettings) if f.name != "strategy"}
+    sections = {s.name: s for s in config.SETTINGS_SECTIONS}
+    assert list(sections) == [f"settings.{name}" for name in records]
+    for name, rf in records.items():
+        record = rf.default_factory()
+        keys = {f.name: f for f in sections[f"settings.{name}"].fields}
+        assert list(keys) == [f.name for f in dataclasses.fields(record)], name
+        for f in dataclasses.fields(record):
+            assert keys[f.name].default == f.default == getattr(record, f.name), (name, f.name)
+            assert keys[f.name].doc == f.metadata["doc"], (name, f.name)
+    public = [n for n in dir(BOSettings()) if not n.startswith("_")]
+    assert len(public) <= 12, public
 
 
 def test_every_key_is_documented():
@@ -94,12 +103,13 @@ def test_issue13_levers_and_models_in_a_run_config():
     ranges and choices are checked with the key named."""
     from mumbo_jax.run.config import parse_config, settings_from_config
     base = {"problem": "park", "budget": 10.0, "model": "icm_disc"}
-    cfg = parse_config({"run": base, "acquisition": {"boundary_frac": 0.0, "incumbent_rule": "lcb",
-                                                      "protect_target": True}})
+    cfg = parse_config({"run": base, "settings": {"maximiser": {"boundary_frac": 0.0},
+                                                   "recommendation": {"rule": "lcb"}}})
     s = settings_from_config(cfg)
-    assert (s.boundary_frac, s.incumbent_rule, s.protect_target, cfg.model) == (0.0, "lcb", True, "icm_disc")
-    for acq, msg in (({"boundary_frac": 1.5}, "boundary_frac"), ({"incumbent_rule": "best"}, "incumbent_rule")):
+    assert (s.maximiser.boundary_frac, s.recommendation.rule, cfg.model) == (0.0, "lcb", "icm_disc")
+    for table, msg in (({"maximiser": {"boundary_frac": 1.5}}, r"\[settings.maximiser\] boundary_frac"),
+                       ({"recommendation": {"rule": "best"}}, r"\[settings.recommendation\] rule")):
         with pytest.raises(ConfigError, match=msg):
-            parse_config({"run": base, "acquisition": acq})
+            parse_config({"run": base, "settings": table})
     with pytest.raises(ConfigError, match="model"):
         parse_config({"run": {**base, "problem": "currin_continuous"}})

@@ -70,8 +70,8 @@ def test_mf_gp_ucb_fidelity_follows_beta(discrete):
     """beta = 0: sqrt(beta) sd = 0 is below every positive threshold, so the target; with
     a huge beta every cheaper fidelity is uncertain enough: the cheapest."""
     _, task, post = discrete
-    assert int(_propose(task, post, "mf_gp_ucb", ucb_beta=0.0).z) == 0
-    assert int(_propose(task, post, "mf_gp_ucb", ucb_beta=1e8).z) == 2
+    assert int(_propose(task, post, "mf_gp_ucb", rule={"ucb_beta": 0.0}).z) == 0
+    assert int(_propose(task, post, "mf_gp_ucb", rule={"ucb_beta": 1e8}).z) == 2
 
 
 @pytest.mark.parametrize("strategy", ["ei", "random", "mes", "ucb"])
@@ -112,7 +112,7 @@ def test_learned_cost_divides_single_stage_rules_only(discrete):
     """A constant learned cost c leaves the choice unchanged and divides the score."""
     _, task, post = discrete
     settings = with_(FAST, strategy="ei")
-    gstar = jnp.zeros(FAST.n_gstar)
+    gstar = jnp.zeros(FAST.gstar.samples)
     key = jax.random.PRNGKey(3)
     base = kernel.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
     const = jax.tree_util.Partial(lambda c, x, z: c * jnp.ones(x.shape[0]), jnp.asarray(4.0))

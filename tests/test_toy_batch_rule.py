@@ -16,7 +16,8 @@ from mumbo_jax.bo import batch, incumbent, kernel
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.gp import marginal, posterior
-from mumbo_jax.run import cli, config
+from mumbo_jax.run import cli
+from mumbo_jax.run.settings_config import SETTINGS_SECTIONS
 from tests.bo_helpers import FAST, drive, with_
 
 BATCH = "independent"
@@ -53,10 +54,11 @@ def test_registered_rules_are_in_every_list_at_once(toys):
     b, r = toys
     assert batch.BATCH_RULES[BATCH] is b and list(batch.BATCH_RULES)[-1] == BATCH
     assert incumbent.INCUMBENT_RULES[LATEST] is r and LATEST not in incumbent.GLOBAL_RULES
-    s = BOSettings(strategy="ei", batch_size=2, batch_rule=BATCH, incumbent_rule=LATEST)
-    assert (s.batch_rule, s.incumbent_rule) == (BATCH, LATEST)
-    assert BATCH in config.ACQUISITION.field("batch_rule").allowed()
-    assert LATEST in config.ACQUISITION.field("incumbent_rule").allowed()
+    s = BOSettings(strategy="ei", batch={"size": 2, "rule": BATCH}, recommendation={"rule": LATEST})
+    assert (s.batch.rule, s.recommendation.rule) == (BATCH, LATEST)
+    sections = {section.name: section for section in SETTINGS_SECTIONS}
+    assert BATCH in sections["settings.batch"].field("rule").allowed()
+    assert LATEST in sections["settings.recommendation"].field("rule").allowed()
     assert f'"{BATCH}"' in cli.config_help("run") and f'"{LATEST}"' in cli.config_help("run")
     listing = cli.list_text()
     assert f"  {BATCH}" in listing.split("batch rules")[1] and f"  {LATEST}" in listing.split("recommendation")[1]
@@ -78,7 +80,7 @@ def test_the_toy_batch_rule_in_the_compiled_batch_step(toys):
     _, post, buffers = opt.last_fit
     gstar = kernel.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
     n_design, key = kernel.as_count(opt.n_design), jax.random.PRNGKey(3)
-    props = batch.batch_stage(with_(FAST, batch_size=2, batch_rule=BATCH), opt.task, post, gstar, key, buffers,
+    props = batch.batch_stage(with_(FAST, batch={"size": 2, "rule": BATCH}), opt.task, post, gstar, key, buffers,
                               kernel.as_count(len(opt.x)), n_design)
     assert props.x.shape == (2, 1) and props.z.shape == (2,)
     for k in range(2):  # each slot is the sequential step with its own key
@@ -89,7 +91,7 @@ def test_the_toy_batch_rule_in_the_compiled_batch_step(toys):
 
 def test_the_toy_recommendation_through_ask_tell(toys):
     prob = problems.get_problem("forrester")
-    opt = AskTell(tasks.problem_task(prob), with_(FAST, incumbent_rule=LATEST), seed=0)
+    opt = AskTell(tasks.problem_task(prob), with_(FAST, recommendation={"rule": LATEST}), seed=0)
     drive(opt, prob, 1)
     x, mu, sd = opt.recommendation()
     np.testing.assert_array_equal(x, np.asarray(opt.x[-1]))
@@ -105,18 +107,21 @@ budget = 15
 strategy = "ei"
 max_evals = 2
 out = "{tmp_path / 'run'}"
-[acquisition]
-batch_size = 2
-batch_rule = "{BATCH}"
-incumbent_rule = "{LATEST}"
+[settings.batch]
+size = 2
+rule = "{BATCH}"
+[settings.recommendation]
+rule = "{LATEST}"
+[settings.maximiser]
 n_candidates = 100
 n_starts = 2
-n_polish_steps = 3
-fit_max_iter = 20
+polish_steps = 3
+[settings.fit]
+max_iter = 20
 """)
     assert cli.main(["run", str(cfg)]) == 0
     res = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert res["complete"] and res["settings"]["batch_rule"] == BATCH
-    assert res["settings"]["incumbent_rule"] == LATEST
+    assert res["complete"] and res["settings"]["batch"]["rule"] == BATCH
+    assert res["settings"]["recommendation"]["rule"] == LATEST
     seed = res["seeds"][0]
     assert seed["n_evals"] == len(seed["evaluations"]) == 2

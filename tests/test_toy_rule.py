@@ -13,18 +13,20 @@ import pytest
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import rules
 from mumbo_jax.bo.asktell import AskTell
-from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax import BOSettings
 from mumbo_jax.run import cli, config
 from tests.bo_helpers import FAST, drive, with_
 
 NAME = "variance_reduction"
 SMALL = """
-[acquisition]
+[settings.maximiser]
 n_candidates = 100
 n_starts = 2
-n_polish_steps = 3
-gstar_grid = 300
-fit_max_iter = 20
+polish_steps = 3
+[settings.gstar]
+grid = 300
+[settings.fit]
+max_iter = 20
 """
 
 

@@ -10,7 +10,7 @@ from mumbo_jax.bo import asktell
 from mumbo_jax.run import cli
 from mumbo_jax.run import tune as tuning
 from mumbo_jax.run.tune.config import make_tune_task, parse_tune_config
-from tests.test_tuning import TINY_ACQ, config, evals_of, write_objective
+from tests.test_tuning import TINY_SETTINGS, config, evals_of, write_objective
 
 NEVER = """\
 [objective]
@@ -88,7 +88,7 @@ def test_a_failing_region_stops_attracting_proposals(tmp_path, failures):
                          "failures": failures, "max_consecutive_failures": 50},
            "parameters": {"a": {"low": 0.0, "high": 1.0}},
            "fidelity": {"kind": "discrete", "costs": [1.0]},
-           "budget": {"evaluations": 14}, "run": {"seed": 1, "strategy": "ei"}, "acquisition": dict(TINY_ACQ)}
+           "budget": {"evaluations": 14}, "run": {"seed": 1, "strategy": "ei"}, "settings": dict(TINY_SETTINGS)}
     import io
 
     tuning.tune(cfg, out=tmp_path / "r", stream=io.StringIO())
@@ -104,7 +104,7 @@ def test_failure_classifier_learns_the_failing_region():
     cfg = parse_tune_config({"objective": {"direction": "maximise"}, "parameters": {"a": {"low": 0.0, "high": 1.0},
                                                                                     "b": {"low": 0.0, "high": 1.0}},
                              "fidelity": {"kind": "discrete", "costs": [1.0]}, "budget": {"evaluations": 5},
-                             "acquisition": dict(TINY_ACQ)})
+                             "settings": dict(TINY_SETTINGS)})
     opt = asktell.AskTell(make_tune_task(cfg), cfg.settings(), seed=0)
     rng = np.random.default_rng(0)
     for a in (0.05, 0.15, 0.25, 0.35, 0.45, 0.5, 0.3, 0.1):

@@ -10,7 +10,7 @@ import pytest
 from mumbo_jax.run import tune as tuning
 from mumbo_jax.run.schema import ConfigError
 from mumbo_jax.run.tune.config import parse_tune_config
-from tests.test_tuning import TINY_ACQ, evals_of, write_objective
+from tests.test_tuning import TINY_SETTINGS, evals_of, write_objective
 
 OBJ = """
 def f(x, z):
@@ -32,7 +32,7 @@ def kinds_config(tmp_path, evaluations=10):
                            "lr": {"low": 0.0, "high": 1.0}},
             "fidelity": {"kind": "discrete", "costs": [1.0]},
             "budget": {"evaluations": evaluations}, "run": {"seed": 0, "strategy": "ei"},
-            "acquisition": dict(TINY_ACQ)}
+            "settings": dict(TINY_SETTINGS)}
 
 
 def test_config_model_box_and_round_trip(tmp_path):

@@ -23,8 +23,8 @@ from mumbo_jax.run.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-TINY_ACQ = {"n_gstar": 3, "gstar_grid": 300, "n_candidates": 200, "n_starts": 2, "n_polish_steps": 5,
-            "fit_restarts": 1, "fit_max_iter": 20}
+TINY_SETTINGS = {"gstar": {"samples": 3, "grid": 300}, "fit": {"restarts": 1, "max_iter": 20},
+                 "maximiser": {"n_candidates": 200, "n_starts": 2, "polish_steps": 5}}
 N_DESIGN = 8  # 2 d points at each of 2 fidelities, d = 2
 
 
@@ -37,7 +37,7 @@ def config(**sections) -> dict:
         "fidelity": {"kind": "discrete", "costs": [10.0, 1.0], "values": [1.0, 0.1]},
         "budget": {"evaluations": N_DESIGN},
         "run": {"seed": 0},
-        "acquisition": dict(TINY_ACQ),
+        "settings": dict(TINY_SETTINGS),
     }
     for name, value in sections.items():
         if value is None:
@@ -109,9 +109,9 @@ BAD = [
     (dict(budget={"cost": True}), "[budget] cost must be a number"),
     (dict(run={"strategy": "simulated_annealing"}), "[run] strategy"),
     (dict(run={"seed": -2}), "[run] seed"),
-    (dict(acquisition={"n_gstar": 0}), "[acquisition] n_gstar"),
-    (dict(acquisition={"strategy": "mes"}), "strategy belongs in [run]"),
-    (dict(acquisition={"batch_size": 4}), "[acquisition] batch_size = 4 is for the compiled loop"),
+    (dict(settings={"gstar": {"samples": 0}}), "[settings.gstar] samples"),
+    (dict(settings={"strategy": "mes"}), "strategy belongs in [run]"),
+    (dict(settings={"batch": {"size": 4}}), "[settings.batch] size = 4 is for the compiled loop"),
     (dict(fidelity=None), "missing section [fidelity]"),
     (dict(extra={"a": 1}), "unknown section or key 'extra'"),
 ]
@@ -537,12 +537,14 @@ evaluations = {n}
 strategy = "random"
 seed = 3
 
-[acquisition]
-fit_restarts = 1
-fit_max_iter = 10
+[settings.fit]
+restarts = 1
+max_iter = 10
+
+[settings.maximiser]
 n_candidates = 50
 n_starts = 1
-n_polish_steps = 2
+polish_steps = 2
 """
 
 

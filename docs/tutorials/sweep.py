@@ -31,7 +31,8 @@ OUT = os.environ.get("MUMBO_TUTORIAL_OUT", ".")
 problem = problems.get_problem("forrester")  # the paper's 1-D Forrester, 3 fidelities, costs 10/5/2
 settings = mj.BOSettings(strategy="mumbo")
 if TINY:  # smaller candidate sets and fits: only to keep CI short
-    settings = mj.BOSettings(n_gstar=5, n_candidates=200, n_starts=2, n_polish_steps=5, gstar_grid=500)
+    settings = mj.BOSettings(gstar=mj.GstarSettings(samples=5, grid=500),
+                             maximiser=mj.MaximiserSettings(n_candidates=200, n_starts=2, polish_steps=5))
 hist = tasks.run_problem(problem, BUDGET, SEEDS, settings, max_evals=5 if TINY else 60)
 
 for s, seed in enumerate(SEEDS):

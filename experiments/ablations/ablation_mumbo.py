@@ -56,6 +56,13 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
 * ``protect``: when the recommended x (best posterior mean) has no target evaluation,
   query it at the target (a target-protecting rule).
 
+The levers are named by the flat setting names they had when they were measured
+(``fit_restarts`` is ``BOSettings.fit.restarts``, ...: :func:`mumbo_jax.bo.settings.old_keys`).
+The levers that left the library as dead ends (``floorcv``, ``floorcv5``, ``protect``,
+``q4gibbonpol``, ``q4gibbonresc``, ``q4gibbonmc``, ``q4gibbonmumbomc``) run with the
+library at the git tag ``ablation-levers`` (``git checkout ablation-levers``); here they
+raise.
+
 Baselines (``mt_ei``, ``mf_gp_ucb``, ``ei``, ...) run with the same model and fit settings
 as ``base``. Output: one JSON per problem under docs/data/ablations/ with per-seed
 curves, the fidelity of every evaluation, and per-step overheads; a summary is printed
@@ -88,7 +95,7 @@ except ImportError:
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import incumbent  # noqa: E402
 from mumbo_jax.bo.compiled import backend_batching  # noqa: E402
-from mumbo_jax.bo.settings import BOSettings  # noqa: E402
+from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
 from mumbo_jax.bo.timing import StepClock  # noqa: E402
 from mumbo_jax.run import compare  # noqa: E402
 
@@ -135,6 +142,19 @@ LEVERS = {
 }
 
 
+def _records(flat: dict) -> dict:
+    """The levers' flat setting names (the names of docs/RESULTS.md's tables) as
+    BOSettings records; a lever removed from the library raises, naming where it runs."""
+    old, out = old_keys(), {}
+    for key, value in flat.items():
+        if key not in old:
+            raise ValueError(f"{key} was removed from the library (a dead end, docs/RESULTS.md); this lever runs "
+                             "with the library at the git tag ablation-levers (git checkout ablation-levers)")
+        record, name = old[key]
+        out.setdefault(record, {})[name] = value
+    return out
+
+
 def build(problem, variant: str, common: dict):
     """(settings, task) of a variant: 'mumbo[+lever...]' levers or a baseline strategy."""
     parts = variant.split("+")
@@ -150,7 +170,7 @@ def build(problem, variant: str, common: dict):
         kw.update(s)
         model = m or model
         spec_kw.update(sp)
-    settings = BOSettings(strategy=strategy, **kw)
+    settings = BOSettings(strategy=strategy, **_records(kw))
     task = tasks.problem_task(problem, model)
     if spec_kw:
         spec = dataclasses.replace(task.spec, **spec_kw)

@@ -30,7 +30,7 @@ BUDGET = 150.0
 def part1(prob, seed):
     xs = np.asarray(prob.optimum_location)
     for strategy, kw in (("mt_ei", {}), ("mumbo", {"local_frac": 0.25})):
-        h = tasks.run_problem(prob, BUDGET, [seed], BOSettings(strategy=strategy, refit_every=5, **kw),
+        h = tasks.run_problem(prob, BUDGET, [seed], BOSettings(strategy=strategy, fit={"refit_every": 5}, **kw),
                               max_evals=120)
         n = int(h.n_evals[0])
         d = np.linalg.norm(h.x[0, :n] - xs, axis=1)
@@ -44,7 +44,7 @@ def part1(prob, seed):
 
 def part2(prob, seed):
     task = tasks.problem_task(prob)
-    opt = AskTell(task, BOSettings(strategy="mumbo", refit_every=5, local_frac=0.25), seed=seed)
+    opt = AskTell(task, BOSettings(strategy="mumbo", fit={"refit_every": 5}, maximiser={"local_frac": 0.25}), seed=seed)
     spent, bounds = 0.0, jnp.asarray(prob.bounds)
     while spent < BUDGET:
         design = opt.in_initial_design

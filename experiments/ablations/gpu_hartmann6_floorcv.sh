@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# target_floor_cv left the library (a dead end, docs/RESULTS.md): this script runs with the
+# library at the git tag ablation-levers (git checkout ablation-levers).
 # Issue 13 on a lent GPU (session 10), Hartmann-6, 5 seeds: the target floor chosen by
 # leave-one-out (BOSettings.target_floor_cv = 0.01) at cost 600, and the recommendation
 # among the x evaluated at the target (incumbent_rule = "target", the rule whose regret

@@ -59,7 +59,7 @@ def _record(row, out=None):
 
 def regret(args):
     prob = problems.get_problem(args.problem)
-    settings = BOSettings(strategy=args.strategy, refit_every=args.refit_every)
+    settings = BOSettings(strategy=args.strategy, fit={"refit_every": args.refit_every})
     clock = StepClock(on_step=lambda s, k, info: print(
         f"  seed {s} step {k}: cost {info['spent']:.0f}/{args.budget:g}, fidelity {info['z']:g}, "
         f"regret {info['regret']:.2e}", flush=True) if s == 0 and k % args.print_every == 0 else None)
@@ -100,7 +100,7 @@ def regret(args):
 def overhead(args):
     prob = problems.get_problem("hartmann3")
     task = tasks.problem_task(prob)
-    opt = AskTell(task, BOSettings(strategy="mumbo", incumbent_rule="global"), seed=args.seed)
+    opt = AskTell(task, BOSettings(strategy="mumbo", recommendation={"rule": "global"}), seed=args.seed)
     times = []
     while len(opt.x) < 60:
         design = opt.in_initial_design

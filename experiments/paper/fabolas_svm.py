@@ -49,8 +49,9 @@ from mumbo_jax.bo.settings import BOSettings, Task
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "ei", "random")
-SETTINGS = BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=5, n_candidates=1000, n_starts=8, n_polish_steps=30, fit_restarts=2,
-                      fit_max_iter=50)
+SETTINGS = BOSettings(strategy="mumbo", recommendation={"rule": "global"}, gstar={"samples": 5},
+                      maximiser={"n_candidates": 1000, "n_starts": 8, "polish_steps": 30},
+                      fit={"restarts": 2, "max_iter": 50})
 
 
 def full_data_strategy() -> str:

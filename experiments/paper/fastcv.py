@@ -49,8 +49,9 @@ from mumbo_jax.gp import models, posterior
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 METHODS = ("mumbo", "mt_ei", "cv_ei")
-SETTINGS = BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=5, n_candidates=500, n_starts=6, n_polish_steps=25, fit_restarts=2,
-                      fit_max_iter=50)
+SETTINGS = BOSettings(strategy="mumbo", recommendation={"rule": "global"}, gstar={"samples": 5},
+                      maximiser={"n_candidates": 500, "n_starts": 6, "polish_steps": 25},
+                      fit={"restarts": 2, "max_iter": 50})
 MODELS = {"svm": (hpo.fastcv_svm, 30), "gbm": (hpo.fastcv_gbm, 30)}
 
 

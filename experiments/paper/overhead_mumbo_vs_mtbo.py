@@ -84,12 +84,13 @@ def main(argv=None):
         print(f"{name}: posterior on {n} observations ({per} per fidelity)", flush=True)
         for N in args.samples:
             for strategy in ("mumbo", "mtbo"):
-                kw = {"n_gstar": N} if strategy == "mumbo" else {"mtbo_samples": N}
+                kw = {"gstar": {"samples": N}} if strategy == "mumbo" else {"rule": {"mtbo_samples": N}}
                 settings = BOSettings(strategy=strategy, **kw)
                 t = _time_decision(settings, task, post, args.repeats)
                 row = {"problem": name, "strategy": strategy, "samples": N, "observations": n,
-                       "decision_s": t, "n_candidates": settings.n_candidates,
-                       "mtbo_representers": settings.mtbo_representers, "mtbo_fantasies": settings.mtbo_fantasies}
+                       "decision_s": t, "n_candidates": settings.maximiser.n_candidates,
+                       "mtbo_representers": settings.rule.mtbo_representers,
+                       "mtbo_fantasies": settings.rule.mtbo_fantasies}
                 rows.append(row)
                 print(f"  {strategy.upper()}-{N}: {t:.3f} s per decision", flush=True)
     out = pathlib.Path(args.out)

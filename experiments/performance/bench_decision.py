@@ -2,7 +2,7 @@
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
         python experiments/performance/bench_decision.py [--ns 20,40,100,150,200,300] [--reps 5] [--label defaults]
-        [--set fit_ftol=1e-9 --set full_refit_every=10] [--objective tinygp] [--pow2-buffers]
+        [--set fit.restarts=4 --set gstar.samples=5] [--objective tinygp] [--pow2-buffers]
         [--start fitted]
 
 For each n a fresh :class:`mumbo_jax.bo.asktell.AskTell` (strategy ``mumbo``, default
@@ -23,6 +23,11 @@ A fresh ``AskTell``'s hyper-parameters are the defaults, so its fit's two starts
 same and run once (since issue 10's third part); ``--start fitted`` starts the fit from
 the hyper-parameters of the untimed call and the defaults, two distinct starts, as a
 step inside a run does.
+
+``--set RECORD.FIELD=VALUE`` changes one field of a :class:`mumbo_jax.bo.settings.BOSettings`
+record (the flat names of older runs, ``fit_restarts=4``, are read too). The table's
+``fit_ftol`` row measured a lever that left the library; it runs with the library at the
+git tag ``ablation-levers`` (``git checkout ablation-levers``).
 
 Baselines in the same process: ``--objective tinygp`` fits with main's former objective
 (:func:`mumbo_jax.gp.fitting.neg_log_marginal_reference`), ``--pow2-buffers`` pads to
@@ -50,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import asktell, kernel  # noqa: E402
-from mumbo_jax.bo.settings import BOSettings  # noqa: E402
+from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 
 OUT = ROOT / "docs" / "data" / "bench_decision.json"
@@ -123,7 +128,8 @@ def main(argv=None):
     p.add_argument("--ns", default="20,40,100,150,200,300")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--label", default="defaults")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a BOSettings field")
+    p.add_argument("--set", action="append", default=[], metavar="RECORD.FIELD=VALUE",
+                   help="a field of a BOSettings record, e.g. fit.restarts=4")
     p.add_argument("--objective", choices=["dense", "tinygp"], default="dense")
     p.add_argument("--pow2-buffers", action="store_true")
     p.add_argument("--start", choices=["defaults", "fitted"], default="defaults",
@@ -135,7 +141,17 @@ def main(argv=None):
     ns = [int(v) for v in args.ns.split(",")]
     if min(ns) < 20:
         p.error("every n must be >= 20 (the design has 18 rows)")
-    overrides = dict((kv.split("=", 1)[0], _value(kv.split("=", 1)[1])) for kv in args.set)
+    overrides, old = {}, old_keys()
+    for kv in args.set:
+        key, value = kv.split("=", 1)
+        if "." in key:
+            record, name = key.split(".", 1)
+        elif key in old:
+            record, name = old[key]
+        else:
+            p.error(f"--set {key}: not RECORD.FIELD of BOSettings (a removed lever runs with the library at the git "
+                    "tag ablation-levers)")
+        overrides.setdefault(record, {})[name] = _value(value)
     settings = BOSettings(**overrides)
     if args.objective == "tinygp":  # before any tracing
         fitting.neg_log_marginal = fitting.neg_log_marginal_reference

@@ -124,7 +124,7 @@ def design(n_max: int, seed: int = 0):
 
     prob = problems.get_problem("hartmann3")
     task = tasks.problem_task(prob)
-    opt = asktell.AskTell(task, BOSettings(strategy="mumbo", incumbent_rule="global"), seed=seed)
+    opt = asktell.AskTell(task, BOSettings(strategy="mumbo", recommendation={"rule": "global"}), seed=seed)
     xs = [np.asarray(x) for x, _ in opt.design]
     zs = [int(z) for _, z in opt.design]
     rng = np.random.default_rng(seed)
@@ -149,7 +149,7 @@ def bench_mumbo_jax(task, x, z, y, ns, reps):
 
     rows = []
     for n in ns:
-        base = BOSettings(strategy="mumbo", incumbent_rule="global")
+        base = BOSettings(strategy="mumbo", recommendation={"rule": "global"})
         buffers = kernel.pad_buffers(x[:n], z[:n].astype(float), y[:n], kernel.buffer_size(n))
         t0 = time.perf_counter()
         post = kernel.fit_stage(base, task, buffers, models.default_params(task.spec), jax.random.PRNGKey(0))

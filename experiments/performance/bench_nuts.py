@@ -40,10 +40,13 @@ from mumbo_jax.bo import asktell  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
 SETTINGS = {
-    "paper": BOSettings(strategy="mumbo", boundary_frac=0.0, local_frac=0.0, incumbent_rule="mean", interval_calibration="none"),
-    "defaults": BOSettings(strategy="mumbo", incumbent_rule="global"),
-    "nuts4": BOSettings(strategy="mumbo", incumbent_rule="global", hmc_samples=4, hmc_warmup=30, hmc_max_doublings=4),
-    "nuts8": BOSettings(strategy="mumbo", incumbent_rule="global", hmc_samples=8, hmc_warmup=50, hmc_max_doublings=4),
+    "paper": BOSettings(strategy="mumbo", maximiser={"boundary_frac": 0.0, "local_frac": 0.0},
+                        recommendation={"rule": "mean", "calibration": "none"}),
+    "defaults": BOSettings(strategy="mumbo", recommendation={"rule": "global"}),
+    "nuts4": BOSettings(strategy="mumbo", recommendation={"rule": "global"},
+                        mcmc={"samples": 4, "warmup": 30, "max_doublings": 4}),
+    "nuts8": BOSettings(strategy="mumbo", recommendation={"rule": "global"},
+                        mcmc={"samples": 8, "warmup": 50, "max_doublings": 4}),
 }
 
 

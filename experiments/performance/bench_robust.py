@@ -48,7 +48,7 @@ def state_with(task, bench, n_bo: int, seed: int = 0):
 
 def one(settings, task, state, key):
     post, prop = kernel.decide(settings, task, state, key)
-    rec = kernel.recommend(task, post, state.buffers.x, settings.incumbent_rule, True)
+    rec = kernel.recommend(task, post, state.buffers.x, settings.recommendation.rule, True)
     return jax.block_until_ready((prop, rec))
 
 
@@ -64,9 +64,9 @@ def main(argv=None):
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
     state = state_with(task, bench, args.n_bo)
     levers = dict(n_candidates=500, n_polish_steps=15, fit_max_iter=30) if args.fast else {}
-    variants = {"mumbo (global)": BOSettings(strategy="mumbo", incumbent_rule="global", **levers),
-                "robust": BOSettings(strategy="robust", incumbent_rule="robust", **levers),
-                "robust_mes": BOSettings(strategy="robust_mes", incumbent_rule="robust", **levers)}
+    variants = {"mumbo (global)": BOSettings(strategy="mumbo", recommendation={"rule": "global"}, **levers),
+                "robust": BOSettings(strategy="robust", recommendation={"rule": "robust"}, **levers),
+                "robust_mes": BOSettings(strategy="robust_mes", recommendation={"rule": "robust"}, **levers)}
     times = {k: [] for k in variants}
     for k, s in variants.items():  # compile
         one(s, task, state, jax.random.PRNGKey(99))

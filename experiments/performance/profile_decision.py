@@ -63,14 +63,14 @@ def count_evaluations(task, settings, buffers, params, key):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
     counts = []
-    inits = fitting.restart_inits(spec, key, settings.fit_restarts, first=params)
+    inits = fitting.restart_inits(spec, key, settings.fit.restarts, first=params)
     fitting.neg_log_marginal = counted
     try:
-        for r in range(settings.fit_restarts):
+        for r in range(settings.fit.restarts):
             one = jax.tree_util.tree_map(lambda a: a[r:r + 1], inits)
             calls.clear()
             jax.block_until_ready(fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask,
-                                                   one, settings.fit_max_iter, 1e-5, settings.fit_ftol))
+                                                   one, settings.fit.max_iter, 1e-5))
             counts.append(len(calls))
     finally:
         fitting.neg_log_marginal = original
@@ -86,7 +86,7 @@ def main(argv=None):
     load = os.getloadavg()
     rows_out = []
     ns = [int(v) for v in args.ns.split(",")]
-    settings = BOSettings(strategy="mumbo", incumbent_rule="global")
+    settings = BOSettings(strategy="mumbo", recommendation={"rule": "global"})
     task, x, z, y = design(max(ns))
     spec = task.spec
     for n in ns:
@@ -121,7 +121,7 @@ def main(argv=None):
         med = lambda f: statistics.median(getattr(t, f) for t in stages)
         print(f"n = {n} ({rows} rows): ask {statistics.median(totals):.3f} s = fit {med('fit'):.3f} + "
               f"g* {med('gstar'):.3f} + max {med('maximise'):.3f}")
-        print(f"  fit: evaluations per start {counts} (value+grad, {settings.fit_max_iter} iterations max); "
+        print(f"  fit: evaluations per start {counts} (value+grad, {settings.fit.max_iter} iterations max); "
               f"one evaluation {1e3 * t_eval:.2f} ms (its Cholesky alone {1e3 * t_chol:.2f} ms); "
               f"conditioning {1e3 * t_cond:.2f} ms")
         print(f"  g*: grid moments ({n_grid} + {rows} points) {1e3 * t_moments:.1f} ms, Gumbel fit + samples "

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import json
 import os
 import platform
@@ -48,8 +49,9 @@ def _settings():
     from mumbo_jax.bo.settings import BOSettings
 
     # MUMBO with the global recommendation: the rule and recommendation of the committed study
-    return BOSettings(strategy="mumbo", incumbent_rule="global", n_gstar=10, n_candidates=500, n_starts=3,
-                      n_polish_steps=10, fit_restarts=2, fit_max_iter=50, gstar_grid=2000)
+    return BOSettings(strategy="mumbo", recommendation={"rule": "global"}, gstar={"samples": 10, "grid": 2000},
+                      maximiser={"n_candidates": 500, "n_starts": 3, "polish_steps": 10},
+                      fit={"restarts": 2, "max_iter": 50})
 
 
 def warm_up(prob, settings):
@@ -135,7 +137,7 @@ def incumbent_regrets(prob, settings, run: dict) -> list[float]:
         buffers = kernel.pad_buffers(x[:n], z[:n], y[:n], kernel.buffer_size(n))
         params = kernel.as_params({k: np.asarray(v) for k, v in comp[i]["params"].items()})
         post = kernel.fit_stage(settings, task, buffers, params, jax.random.PRNGKey(0), False)
-        row, _ = kernel.incumbent_row(task, post, settings.incumbent_rule)
+        row, _ = kernel.incumbent_row(task, post, settings.recommendation.rule)
         g = float(problems.objective(prob, jax.numpy.asarray(x[int(row)]), 0))
         out.append(max(gstar - g, 0.0))
     return out
@@ -271,7 +273,7 @@ def main(argv=None):
         "workers": args.workers, "budget": args.budget, "sleep_per_cost_s": args.sleep_per_cost,
         "thresholds": list(THRESHOLDS), "fixed_times_s": args.fixed_times, "pending": "believer",
         "concurrent": args.concurrent,
-        "settings": {k: v for k, v in settings.__dict__.items() if isinstance(v, (int, float, str, bool))},
+        "settings": dataclasses.asdict(settings),
         "machine": {"cpus": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)), "python": sys.version.split()[0],
                     "platform": platform.platform(), "loadavg_start": list(load_start),
                     "loadavg_end": list(os.getloadavg())},

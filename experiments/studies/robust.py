@@ -67,7 +67,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     pb = problems.get_problem(problem)
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
     levers = dict(n_candidates=500, n_polish_steps=15, fit_max_iter=30) if fast else {}
-    settings = BOSettings(strategy=strategy, incumbent_rule=incumbent, **levers)
+    settings = BOSettings(strategy=strategy, recommendation={"rule": incumbent}, **levers)
     budget = _budget(problem, budget)
     clock = StepClock()
     t0 = time.time()

@@ -254,8 +254,8 @@ class AskTell:
         rules.check_rule_for_task(settings.strategy, task)
         if cost_model is not None and not isinstance(cost_model, costmodel.CostModel):
             raise ValueError(f"cost_model must be a mumbo_jax.gp.costmodel.CostModel, got {type(cost_model).__name__}")
-        if settings.batch_size != 1:
-            raise ValueError(f"batch_size = {settings.batch_size} is for the compiled loop (run_compiled, "
+        if settings.batch.size != 1:
+            raise ValueError(f"batch.size = {settings.batch.size} is for the compiled loop (run_compiled, "
                              "mumbo-jax run/compare); with ask/tell, ask several times before telling (each ask "
                              "takes the pending ones into account) or use mumbo-jax tune --workers N")
         if pending not in kernel.PENDING_MODES:
@@ -294,7 +294,7 @@ class AskTell:
             raise ValueError(f"nothing told yet and all {self.n_design} design points are pending: tell at least "
                              "one result before asking for a BO step")
         x, z, t = self._propose()
-        if self.failed and self.y and not self.settings.hmc_samples:
+        if self.failed and self.y and not self.settings.mcmc.samples:
             classifier = self.failure_classifier()
             presumed = []  # proposals the classifier expects to fail: imputed as failures for this ask only
             while len(presumed) < MAX_PRESUMED and self.likely_failure(classifier, x, z):
@@ -318,7 +318,7 @@ class AskTell:
         if params is None:
             params = kernel.as_params(models.default_params(self.task.spec))
         key = jax.random.fold_in(jax.random.fold_in(self.loop_key, len(labels)), 0x6661696c)
-        post = kernel.fit_stage(self.settings, self.task, buffers, params, key, True, True)
+        post = kernel.fit_stage(self.settings, self.task, buffers, params, key, True)
         self._classifier_params = post.params
         return post
 
@@ -337,13 +337,12 @@ class AskTell:
         buffers = self.buffers(presumed=presumed)
         n_rows = self._n_rows() + (len(presumed) if self.y else 0)
         k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
-        if self._pending and self.settings.hmc_samples:
+        if self._pending and self.settings.mcmc.samples:
             raise ValueError(f"{len(self._pending)} evaluation(s) pending: asking again before they are told needs "
-                             "hmc_samples = 0 (pending points on marginalised hyper-parameters are not built); "
+                             "mcmc.samples = 0 (pending points on marginalised hyper-parameters are not built); "
                              "tell or cancel them first")
-        full = bool(kernel.full_refit_at(self.settings, k)) or kernel.are_defaults(self.task, self.params)
         post, t_fit = timed(kernel.fit_stage, self.settings, self.task, buffers, self.params, k_fit,
-                            bool(kernel.refit_at(self.settings, k)), full)
+                            bool(kernel.refit_at(self.settings, k)))
         cost = None
         if self.cost_model is not None:
             self.cost_fit, t_cost = timed(costmodel.fit_cost, self.cost_model, np.asarray(self.x),
@@ -432,7 +431,7 @@ class AskTell:
         return lo - FAILURE_MARGIN * spread
 
     def incumbent(self):
-        """``(x, posterior mean of g)`` of the x recommended by ``settings.incumbent_rule``
+        """``(x, posterior mean of g)`` of the x recommended by ``settings.recommendation.rule``
         (:mod:`mumbo_jax.bo.incumbent`: an evaluated x, or under ``"global"`` the
         maximiser of the posterior mean of g over the box).
 
@@ -445,7 +444,7 @@ class AskTell:
     def recommendation(self):
         """``(x, mean, sd)``: :meth:`incumbent` with the model's sd of g at x, widened by
         the leave-one-out scale of the target's observations unless
-        ``settings.interval_calibration = "none"`` (:func:`mumbo_jax.bo.incumbent.interval_scale`):
+        ``settings.recommendation.calibration = "none"`` (:func:`mumbo_jax.bo.incumbent.interval_scale`):
         ``mean +- 1.96 sd`` is the interval to trust for the value at x (units of y,
         noise excluded).
 
@@ -457,7 +456,7 @@ class AskTell:
         if self.failed:
             buffers = self.buffers(failures=False)
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
-            post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, True, False)
+            post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, True)
         elif self.last_fit is not None and self.last_fit[0] == self._n_rows():
             _, post, buffers = self.last_fit
         else:
@@ -465,8 +464,8 @@ class AskTell:
             k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
             post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (self._n_rows(), post, buffers)
-        x, mu, sd = kernel.recommend(self.task, post, buffers.x, self.settings.incumbent_rule,
-                                     self.settings.calibrated_interval)
+        rec = self.settings.recommendation
+        x, mu, sd = kernel.recommend(self.task, post, buffers.x, rec.rule, rec.calibrated)
         return np.asarray(x), float(mu), float(sd)
 
     @property
@@ -569,7 +568,7 @@ class AskTell:
         """The optimiser of :meth:`state_dict` (pass the same ``design``, ``cost_model``
         and ``pending``). The state's pending points stay pending; states without the
         keys ``pending``/``design_done`` (older ones) count told points towards the
-        design in order. Hyper-parameter samples saved under another ``hmc_samples``
+        design in order. Hyper-parameter samples saved under another ``mcmc.samples``
         restart from their MAP (sample 0).
 
         Raises:
@@ -594,7 +593,7 @@ class AskTell:
         for x, z in checked["failed"]:
             opt.tell_failure(x, z)
         params = checked["params"]
-        if marginal.n_samples(params) not in (0, settings.hmc_samples):  # saved with another hmc_samples:
+        if marginal.n_samples(params) not in (0, settings.mcmc.samples):  # saved with another mcmc.samples:
             params = marginal.map_params(params)  # warm-start from the saved MAP
         opt.params = kernel.as_params(params)
         return opt

@@ -3,7 +3,7 @@
 A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
 before any of them is evaluated; the q evaluations run together (q workers) and are
 appended at once (:func:`mumbo_jax.bo.compiled.run_compiled` with
-``BOSettings.batch_size = q``). The batch rule (``BOSettings.batch_rule``, a name in
+``BOSettings.batch.size = q``). The batch rule (``BOSettings.batch.rule``, a name in
 :data:`BATCH_RULES`) builds the batch from the same fitted posterior. The built-in rules
 build it greedily:
 
@@ -17,11 +17,9 @@ build it greedily:
                 which enter through the joint covariance of the evaluations (no
                 fantasised values). Candidates: ``n_candidates`` random x drawn as
                 the sequential maximiser draws them (faces and near the best points
-                by ``boundary_frac`` / ``local_frac``) and the sequential rule's
-                polished choice, each at every fidelity of the
-                rule's space (a continuous fidelity at 5 evenly spaced values). With
-                ``batch_polish`` the greedy batch is then moved jointly by gradient
-                ascent of the dense batch gain (:func:`polish_batch`).
+                by ``maximiser.boundary_frac`` / ``local_frac``) and the sequential
+                rule's polished choice, each at every fidelity of the rule's space (a
+                continuous fidelity at 5 evenly spaced values).
     "gibbon_kb" GIBBON as above, choosing among the believer's q slots and the
                 uniform candidates.
     "gibbon_seq" slot 0 the sequential decision (as the believer's); slots 1..q-1
@@ -67,7 +65,7 @@ from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
 
 __all__ = ["BatchRule", "BatchContext", "BATCH_RULES", "register", "unregister", "check_batch_rule", "propose",
-           "batch_stage", "candidate_pairs", "polish_batch", "CONTINUOUS_FIDELITIES"]
+           "batch_stage", "candidate_pairs", "CONTINUOUS_FIDELITIES"]
 
 CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
 
@@ -98,12 +96,12 @@ class BatchContext(NamedTuple):
     @property
     def q(self) -> int:
         """The batch size (static)."""
-        return self.settings.batch_size
+        return self.settings.batch.size
 
     @property
     def options(self) -> Mapping[str, Any]:
         """The knobs of the batch rule deciding: its record's :attr:`BatchRule.options`."""
-        return BATCH_RULES[self.settings.batch_rule].options
+        return BATCH_RULES[self.settings.batch.rule].options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,17 +156,18 @@ def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchor
     each of the F fidelities of the rule's space (traceable).
 
     The random x are drawn as the sequential maximiser draws its candidates: uniform,
-    ``settings.boundary_frac`` of them snapped onto the box's faces and, given
-    ``local_anchors [K, d]`` (the best evaluated x), ``settings.local_frac`` of them near
+    ``settings.maximiser.boundary_frac`` of them snapped onto the box's faces and, given
+    ``local_anchors [K, d]`` (the best evaluated x), ``maximiser.local_frac`` of them near
     those; so GIBBON and the believer's slots search the same kind of set."""
     spec = task.spec
     b = jnp.asarray(spec.bounds)
     lo, width = b[:, 0], b[:, 1] - b[:, 0]
-    u = jax.random.uniform(key, (settings.n_candidates, spec.dim), dtype=b.dtype)
-    u = optimize.snap_to_faces(jax.random.fold_in(key, 1), u, settings.boundary_frac)
-    if local_anchors is not None and settings.local_frac > 0:
+    m = settings.maximiser
+    u = jax.random.uniform(key, (m.n_candidates, spec.dim), dtype=b.dtype)
+    u = optimize.snap_to_faces(jax.random.fold_in(key, 1), u, m.boundary_frac)
+    if local_anchors is not None and m.local_frac > 0:
         u = optimize.near_anchors(jax.random.fold_in(key, 2), u, (jnp.asarray(local_anchors, b.dtype) - lo) / width,
-                                  settings.local_frac)
+                                  m.local_frac)
     anchors = jnp.asarray(anchors, b.dtype).reshape(-1, spec.dim)
     xs = jnp.concatenate([anchors, b[:, 0] + (b[:, 1] - b[:, 0]) * u])
     if rules.rule_for(settings).space == "target":
@@ -182,7 +181,7 @@ def candidate_pairs(settings: BOSettings, task: Task, key, anchors, local_anchor
 
 def _local_anchors(settings: BOSettings, task: Task, post):
     """The best evaluated x that GIBBON's local candidates surround (None without them)."""
-    return best_inputs(post, task.target, N_ANCHORS) if settings.local_frac > 0 else None
+    return best_inputs(post, task.target, N_ANCHORS) if settings.maximiser.local_frac > 0 else None
 
 
 def _as_fidelity(task: Task, z):
@@ -195,10 +194,8 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None, quality
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
     z_in = _as_fidelity(task, z)
-    greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in),
-                                 rescaled_repulsion=settings.batch_rescaled_repulsion, quality=quality,
-                                 marginal_cost=settings.batch_marginal_cost)
-    xb = polish_batch(settings, task, post, gstar, greedy.x, greedy.z) if settings.batch_polish else greedy.x
+    greedy = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q, cost=task.space.cost(z_in), quality=quality)
+    xb = greedy.x
     # each slot's share of the batch gain (the chain rule of eq. 2 over the prefixes)
     # and the prefix's gain per unit cost, as the greedy slots report them
     prefix = jnp.stack([gibbon.gibbon_batch_gain(post, xb[:k], greedy.z[:k], task.target, gstar, quality=quality)
@@ -206,23 +203,6 @@ def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None, quality
     gain = jnp.diff(prefix, prepend=0.0)
     score = prefix / jnp.cumsum(task.space.cost(greedy.z))
     return optimize.Proposal(xb, greedy.z.astype(jnp.asarray(first.z).dtype), score, gain)
-
-
-def polish_batch(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, x, z):
-    """The batch ``x [q, d]`` (fidelities ``z [q]`` fixed) moved jointly by projected
-    Adam (``n_polish_steps`` steps) up GIBBON's dense batch gain
-    (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch_gain`); the best batch visited,
-    the start included, so the gain never falls. The greedy slots come from a finite
-    candidate set; this is the gradient polish the sequential maximiser gives its own
-    choice. Returns ``[q, d]``."""
-    b = jnp.asarray(task.spec.bounds)
-    lo, width = b[:, 0], b[:, 1] - b[:, 0]
-
-    def neg_gain(v):
-        return -gibbon.gibbon_batch_gain(post, lo + width * v, z, task.target, gstar)
-
-    v, _ = optimize.polish(neg_gain, (x - lo) / width, settings.n_polish_steps, settings.learning_rate)
-    return lo + width * v
 
 
 def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
@@ -245,7 +225,7 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
 
 def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, buffers, n,
                 n_design) -> optimize.Proposal:
-    """``settings.batch_size`` pairs chosen at once by ``settings.batch_rule``.
+    """``settings.batch.size`` pairs chosen at once by ``settings.batch.rule``.
 
     Args:
         post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
@@ -260,15 +240,13 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
         was chosen; believer: the rule's score on the fantasised posterior) and
         ``alpha [q]`` (GIBBON: the slot's gain increment; believer: the rule's alpha).
     """
-    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, fit_ftol=0.0, full_refit_every=1,
-                                   refit_every=1, gstar_method="gumbel", gstar_grid=None)
-    return _batch(decision, task, post, gstar, key, buffers, n, n_design)
+    return _batch(kernel.decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
 def _batch(settings, task, post, gstar, key, buffers, n, n_design):
     ctx = BatchContext(settings, task, post, gstar, key, buffers, n, n_design)
-    return BATCH_RULES[settings.batch_rule].build(ctx)
+    return BATCH_RULES[settings.batch.rule].build(ctx)
 
 
 def _believer_rule(ctx: BatchContext):
@@ -302,8 +280,7 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     z_in = _as_fidelity(task, z)
     z0 = _as_fidelity(task, jnp.atleast_1d(jnp.asarray(first.z, float)))
     rest = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, q - 1, first.x[None], z0,
-                               cost=task.space.cost(z_in), rescaled_repulsion=settings.batch_rescaled_repulsion,
-                               marginal_cost=settings.batch_marginal_cost)
+                               cost=task.space.cost(z_in))
     zd = jnp.asarray(first.z).dtype
     return optimize.Proposal(jnp.concatenate([first.x[None], rest.x]),
                              jnp.concatenate([jnp.atleast_1d(first.z), rest.z.astype(zd)]),
@@ -348,6 +325,6 @@ def check_batch_rule(name: str, strategy: str | None = None, batch_size: int = 1
     ``strategy`` does not sample them."""
     rule = BATCH_RULES.lookup(name, "batch_rule")
     if batch_size > 1 and rule.uses_gstar and strategy is not None and not rules.RULES[strategy].uses_gstar:
-        raise ValueError(f"batch_rule {name!r} needs a rule that samples g* ({', '.join(rules.USES_GSTAR)}); "
-                         f"strategy {strategy!r} does not: use batch_rule = 'believer'")
+        raise ValueError(f"batch.rule {name!r} needs a rule that samples g* ({', '.join(rules.USES_GSTAR)}); "
+                         f"strategy {strategy!r} does not: use batch.rule = 'believer'")
     return rule

@@ -7,7 +7,7 @@ step and every seed; the loop over steps is a thin host loop that times the stag
 (no host callbacks inside any program, so JAX's persistent compilation cache keeps
 them all: with ``JAX_COMPILATION_CACHE_DIR`` set, a second run compiles nothing).
 
-With ``settings.batch_size = q > 1`` a step chooses q evaluations at once
+With ``settings.batch.size = q > 1`` a step chooses q evaluations at once
 (:mod:`mumbo_jax.bo.batch`: GIBBON's batch bound or the kriging believer), evaluates
 them together and appends them: the History keeps one row per evaluation (a batch's
 rows share the recommendation made before it), the step clock one record per batch
@@ -146,14 +146,14 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     """The stages of one seed: the decision kernel's programs, as in ask/tell."""
     stages = _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
-        fit=lambda s, k, refit, full: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full),
-        score=lambda post, b: _score(task, bench, post, b, settings.incumbent_rule,
-                                     settings.calibrated_interval),
+        fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
+        score=lambda post, b: _score(task, bench, post, b, settings.recommendation.rule,
+                                     settings.recommendation.calibrated),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
         maximise=lambda post, g, k, s: kernel.maximise_stage(settings, task, post, g, k, None, s.n_design),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
     )
-    if settings.batch_size > 1:  # q evaluations per step: the batch rule and a q-row append
+    if settings.batch.size > 1:  # q evaluations per step: the batch rule and a q-row append
         stages = stages._replace(
             maximise=lambda post, g, k, s: batch.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
             observe=lambda s, p, prop, nk, go: _observe_batch(task, bench, s, p, prop, nk, go))
@@ -172,11 +172,10 @@ def initial_states(task, bench, keys, min_buffer):
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
-def _fit_all(settings, task, state, keys, refit, full):
-    # refit and full are shared by the seeds (they step in lock-step): an unbatched
-    # lax.cond stays a real branch, where a batched one would become a select that runs
-    # both branches
-    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, full))(state, keys)
+def _fit_all(settings, task, state, keys, refit):
+    # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
+    # a real branch, where a batched one would become a select that runs both branches
+    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit))(state, keys)
 
 
 @functools.partial(jax.jit, static_argnames=("bench", "rule", "calibrate"))
@@ -221,13 +220,13 @@ def _step_keys_all(loop_keys, t):
 def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda keys, mb: initial_states(task, bench, keys, mb),
-        fit=lambda s, k, refit, full: _fit_all(settings, task, s, k, refit, full),
-        score=lambda post, b: _score_all(task, bench, post, b, settings.incumbent_rule,
-                                         settings.calibrated_interval),
+        fit=lambda s, k, refit: _fit_all(settings, task, s, k, refit),
+        score=lambda post, b: _score_all(task, bench, post, b, settings.recommendation.rule,
+                                         settings.recommendation.calibrated),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
-        maximise=(lambda post, g, k, s: _maximise_all(settings, task, post, g, k, s.n_design)) if settings.batch_size == 1
-        else (lambda post, g, k, s: _batch_all(settings, task, post, g, k, s)),
-        observe=(lambda s, p, prop, nk, go: _observe_all(task, bench, s, p, prop, nk, go)) if settings.batch_size == 1
+        maximise=(lambda post, g, k, s: _maximise_all(settings, task, post, g, k, s.n_design))
+        if settings.batch.size == 1 else (lambda post, g, k, s: _batch_all(settings, task, post, g, k, s)),
+        observe=(lambda s, p, prop, nk, go: _observe_all(task, bench, s, p, prop, nk, go)) if settings.batch.size == 1
         else (lambda s, p, prop, nk, go: _observe_batch_all(task, bench, s, p, prop, nk, go)),
     )
 
@@ -251,7 +250,7 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
     n_real = len(hist["n_evals"]) if n_real is None else n_real
     size = state.buffers.x.shape[lead]
     split = _step_keys_all if batched else kernel.step_keys
-    q = settings.batch_size  # evaluations per step
+    q = settings.batch.size  # evaluations per step
     running = np.ones(len(seeds), bool)
     spent = np.zeros(len(seeds))
     t = 0  # the step of every running seed (they advance together)
@@ -263,8 +262,7 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
             if progress is not None:
                 progress(History(**hist))
         k_fit, k_gstar, k_max = split(loop_keys, t)
-        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
-                            bool(kernel.full_refit_at(settings, t)))
+        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)))
         (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
         inc = {"incumbent_x": as_rows(x_inc), "incumbent_value": as_rows(value), "regret": as_rows(regret),
                "incumbent_mean": as_rows(mu), "incumbent_sd": as_rows(sd)}
@@ -326,7 +324,7 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         budget: cost to spend after the initial design (> 0).
         seeds: integer seeds (one run each).
         settings: the decision rule.
-        max_evals: cap on BO evaluations per seed (with ``settings.batch_size = q > 1``
+        max_evals: cap on BO evaluations per seed (with ``settings.batch.size = q > 1``
             a step makes q of them; the run stops before a batch would exceed the cap).
         progress: optional ``callback(history)`` called when the buffers grow and when
             a seed (or the lock-step batch) finishes.

@@ -1,9 +1,8 @@
 """The incumbent: the evaluated x the run recommends, by a rule on the posterior of g.
 
-The BO layer's incumbent: both loops record it after every fit, and the
-target-protecting rule (:func:`mumbo_jax.bo.kernel.protect_target`) checks it.
+The BO layer's incumbent: both loops record it after every fit.
 
-Rules (``BOSettings.incumbent_rule``; ``"robust"`` is the default, ``"global"`` the paper configs'):
+Rules (``BOSettings.recommendation.rule``; ``"robust"`` is the default, ``"global"`` the paper configs'):
 
 * ``"mean"``: the best posterior mean of g over the evaluated x (the paper's protocol;
   :func:`mumbo_jax.gp.posterior.incumbent`, also EI's and MT-EI's threshold eta);
@@ -74,7 +73,8 @@ SAFE_SD = 2.0  # "global_safe": the margin, in sd of the difference, the maximis
 ROBUST_SD = 1.0  # "robust": the global maximiser's lower bound mu - ROBUST_SD sd must clear the measured best
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
-GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, local_frac=0.5)
+GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, boundary_frac=0.0,
+                     local_frac=0.5)
 N_ANCHORS = 4  # the best evaluated x that local candidates surround (maximiser and global search)
 
 
@@ -158,7 +158,7 @@ def incumbent_by_rule(post: posterior.Posterior, target: posterior.Target, rule:
 def best_inputs(post: posterior.Posterior, target: posterior.Target, k: int):
     """``[k, d]`` the evaluated x with the k best posterior means of g, best first (box
     units; padding excluded; while fewer than k rows are observed the best repeats).
-    The maximiser's anchors for its local candidates (``BOSettings.local_frac``)."""
+    The maximiser's anchors for its local candidates (``BOSettings.maximiser.local_frac``)."""
     x = posterior.evaluated_inputs(post)
     mu, _ = marginal.target_moments(post, x, target)
     score = jnp.where(marginal.first(post).mask > 0, mu, -jnp.inf)

@@ -4,9 +4,8 @@ A BO run's state is :class:`State`: fixed-size data buffers (padding masked out)
 number of filled rows, the number of BO steps taken, the size of the initial design and
 the last hyper-parameters. One decision is three compiled stages,
 
-    fit_stage       refit the hyper-parameters (on the steps of :func:`refit_at`: every
-                    restart on the steps of :func:`full_refit_at`, a warm start from the
-                    previous ones alone between them) and condition on the buffers;
+    fit_stage       refit the hyper-parameters (on the steps of :func:`refit_at`) and
+                    condition on the buffers;
     gstar_stage     samples of g* (rules with ``uses_gstar``; zeros otherwise);
     maximise_stage  the rule's proposal (:func:`propose`);
 
@@ -38,13 +37,13 @@ from mumbo_jax.acquisition import gibbon, maxvalue
 from mumbo_jax.bo import optimize, programs, rules
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
-from mumbo_jax.bo.settings import BOSettings, Task
+from mumbo_jax.bo.settings import BOSettings, FitSettings, GstarSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, posterior
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
-    "init", "observe", "step_keys", "refit_at", "full_refit_at", "are_defaults", "fit_stage", "gstar_stage",
-    "maximise_stage", "propose", "protect_target", "incumbent_row", "recommend", "decide", "believe_stage",
+    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage",
+    "maximise_stage", "decision_settings", "propose", "incumbent_row", "recommend", "decide", "believe_stage",
     "gibbon_stage", "PENDING_MODES",
 ]
 
@@ -180,88 +179,33 @@ def step_keys(loop_key, k):
 
 def refit_at(settings: BOSettings, k):
     """Whether BO step ``k`` refits the hyper-parameters (the same rule in both loops)."""
-    return k % settings.refit_every == 0
-
-
-def full_refit_at(settings: BOSettings, k):
-    """Whether a refit at BO step ``k`` runs every restart (see :func:`fit_stage`):
-    ``k % settings.full_refit_every == 0``. Both drivers start from the model's
-    defaults at k = 0, a full refit; an :class:`mumbo_jax.bo.asktell.AskTell` whose
-    hyper-parameters are still the defaults also refits fully (:func:`are_defaults`)."""
-    return k % settings.full_refit_every == 0
-
-
-def are_defaults(task: Task, params: dict) -> bool:
-    """Whether ``params`` (concrete) equal the model's default hyper-parameters: a fit
-    from them alone is one cold start, so a refit from them is made full."""
-    defaults = models.default_params(task.spec)
-    start = marginal.map_params(params)  # sample 0 of stacked samples (BOSettings.hmc_samples)
-    return all(np.array_equal(np.asarray(start[k]), np.asarray(v)) for k, v in defaults.items())
+    return k % settings.fit.refit_every == 0
 
 
 def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
-              refit=True, full=True) -> posterior.Posterior:
+              refit=True) -> posterior.Posterior:
     """Refit hyper-parameters (skipped when ``refit`` is False, see :func:`refit_at`)
-    and condition on the buffers. A full refit (``full``, see :func:`full_refit_at`)
-    runs ``settings.fit_restarts`` starts beginning with ``params``; otherwise L-BFGS
-    runs from ``params`` alone (a warm start). The drivers keep ``refit`` and ``full``
-    unbatched, so that under vmap the ``lax.cond`` stays a real branch.
+    and condition on the buffers. A refit runs ``settings.fit.restarts`` L-BFGS starts
+    beginning with ``params``. The drivers keep ``refit`` unbatched, so that under vmap
+    the ``lax.cond`` stays a real branch.
 
-    Compiled per (fit_restarts, fit_max_iter, fit_ftol, whether full_refit_every > 1)
-    only: every rule shares the program. With ``full_refit_every = 1`` (the default)
-    every refit is full and the program holds no warm-only branch (half the L-BFGS code
-    to compile)."""
-    hmc = (settings.hmc_samples, settings.hmc_warmup, settings.hmc_max_doublings) if settings.hmc_samples else None
-    floor_cv = float(settings.target_floor_cv)
-    if floor_cv:
-        if task.spec.kind not in models.ICM_KINDS:
-            raise ValueError(f"target_floor_cv applies to the ICM models {models.ICM_KINDS}, not {task.spec.kind!r}")
-        if task.spec.target_floor:
-            raise ValueError(f"target_floor_cv chooses between no floor and a floor of {floor_cv}; the task's "
-                             f"model already has target_floor = {task.spec.target_floor} (set one of them to 0)")
-    return _fit(settings.fit_restarts, settings.fit_max_iter, settings.fit_ftol, settings.full_refit_every > 1,
-                task, buffers, params, key, refit, full, hmc, floor_cv)
+    Compiled per (fit.restarts, fit.max_iter, mcmc) only: every rule shares the
+    program."""
+    m = settings.mcmc
+    hmc = (m.samples, m.warmup, m.max_doublings) if m.samples else None
+    return _fit(settings.fit.restarts, settings.fit.max_iter, task, buffers, params, key, refit, hmc)
 
 
-@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "ftol", "warm_branch", "hmc", "floor_cv"))
-def _fit(n_restarts, max_iter, ftol, warm_branch, task, buffers, params, key, refit, full, hmc=None, floor_cv=0.0):
+@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "hmc"))
+def _fit(n_restarts, max_iter, task, buffers, params, key, refit, hmc=None):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
-    def refit_under(fit_spec, params):
-        """The refit under ``fit_spec`` (the task's model, or it with a target floor),
-        returned in the task's floor-free parametrisation."""
-        def fit(inits):
-            best, _, _ = fitting.fit_from(fit_spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
-                                          max_iter, 1e-5, ftol)
-            return models.absorb_target_floor(fit_spec, best)
-
-        def full_refit(params):
-            return fit(fitting.restart_inits(fit_spec, key, n_restarts, first=params))
-
-        def warm_refit(params):
-            return fit(jax.tree_util.tree_map(lambda a: a[None], params))
-
-        if n_restarts == 1 or not warm_branch:
-            return full_refit(params)
-        return jax.lax.cond(full, full_refit, warm_refit, params)
-
     def refit_params(params):
-        own = refit_under(spec, params)
-        if not floor_cv:
-            return own
-        # BOSettings.target_floor_cv: keep the fit that predicts the target's own
-        # observations better from the rest (leave-one-out); a tie keeps the plain fit
-        floored = refit_under(dataclasses.replace(spec, target_floor=floor_cv), params)
-        on_target = buffers.mask * jnp.isin(buffers.z.astype(jnp.int32), jnp.asarray(task.target_z))
-
-        def score(p):
-            post = posterior.condition(spec, p, buffers.x, buffers.z, buffers.y, buffers.mask, scaling)
-            s = jnp.sum(on_target * posterior.loo_log_density(post))
-            return jnp.where(jnp.isfinite(s), s, -jnp.inf)
-
-        use_floor = score(floored) > score(own)
-        return jax.tree_util.tree_map(lambda a, b: jnp.where(use_floor, b, a), own, floored)
+        inits = fitting.restart_inits(spec, key, n_restarts, first=params)
+        best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
+                                      max_iter, 1e-5)
+        return models.absorb_target_floor(spec, best)
 
     params = jax.tree_util.tree_map(jnp.asarray, params)
     if hmc is not None:
@@ -288,20 +232,21 @@ def gstar_stage(settings: BOSettings, task: Task, post: posterior.Posterior, key
     """``[n_gstar]`` samples of g* for rules that use them; zeros for the others
     (``[S, n_gstar]`` for a stacked posterior, one set per hyper-parameter sample).
     Compiled per sampler settings only."""
-    return _gstar(rules.rule_for(settings).uses_gstar, settings.n_gstar, settings.gstar_method,
+    return _gstar(rules.rule_for(settings).uses_gstar, settings.gstar.samples, settings.gstar.method,
                   gstar_grid_size(settings, task), task, post, key)
 
 
 def gstar_grid_size(settings: BOSettings, task: Task) -> int:
-    """Random grid points per posterior for g*: ``settings.gstar_grid``, else the
-    sampler's default (10,000 d for the Gumbel fit) shared out over the ``hmc_samples``
+    """Random grid points per posterior for g*: ``settings.gstar.grid``, else the
+    sampler's default (10,000 d for the Gumbel fit) shared out over the ``mcmc.samples``
     hyper-parameter samples, each fitting its own g* on its own share: the Gumbel fit's
     bisection over the grid is most of a marginalised step, and S samples on one grid's
     worth of points cost what the MAP costs."""
-    if settings.gstar_grid:
-        return settings.gstar_grid
-    n_grid = maxvalue.default_grid_size(task.spec.dim, settings.gstar_method)
-    return -(-n_grid // settings.hmc_samples) if settings.hmc_samples else n_grid
+    if settings.gstar.grid:
+        return settings.gstar.grid
+    n_grid = maxvalue.default_grid_size(task.spec.dim, settings.gstar.method)
+    samples = settings.mcmc.samples
+    return -(-n_grid // samples) if samples else n_grid
 
 
 @functools.partial(jax.jit, static_argnames=("uses_gstar", "n_gstar", "method", "n_grid"))
@@ -323,9 +268,17 @@ def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, 
 
     Compiled per decision settings only: settings that differ in the fit or the g*
     sampler share the program."""
-    decision = dataclasses.replace(settings, fit_restarts=1, fit_max_iter=1, fit_ftol=0.0, full_refit_every=1,
-                                   refit_every=1, gstar_method="gumbel", gstar_grid=None)
-    return _maximise(decision, task, post, gstar, key, cost, n_design)
+    return _maximise(decision_settings(settings), task, post, gstar, key, cost, n_design)
+
+
+_DECISION_FIT = FitSettings(restarts=1, max_iter=1, refit_every=1)  # the fit is not the decision's
+
+
+def decision_settings(settings: BOSettings) -> BOSettings:
+    """``settings`` with the fit and the g* sampler (but the number of samples) at fixed
+    values: the static key of the decision programs, which do not read them, so that
+    settings differing there share the programs."""
+    return dataclasses.replace(settings, fit=_DECISION_FIT, gstar=GstarSettings(samples=settings.gstar.samples))
 
 
 @functools.partial(jax.jit, static_argnames=("settings",))
@@ -380,45 +333,16 @@ def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, 
         acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
         space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
                                        space.choices)
-    anchors = best_inputs(post, task.target, N_ANCHORS) if settings.local_frac > 0 else None
-    first = optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), space, settings.n_candidates,
-                              settings.n_starts, settings.n_polish_steps, settings.learning_rate,
-                              settings.boundary_frac, anchors, settings.local_frac)
-    prop = first if rule.second_stage is None else rule.second_stage(ctx, first)
-    if settings.protect_target and settings.strategy not in rules.TARGET_ONLY:
-        if len(task.target_z) != 1:
-            raise ValueError("protect_target needs the target to be one fidelity; this target combines "
-                             f"{len(task.target_z)}")
-        prop = protect_target(task, post, prop, settings.incumbent_rule)
-    return prop
-
-
-def protect_target(task: Task, post: posterior.Posterior, prop: optimize.Proposal,
-                   rule: str = "mean") -> optimize.Proposal:
-    """The target-protecting rule (``BOSettings.protect_target``): when the evaluated x
-    recommended by ``rule`` (:func:`mumbo_jax.bo.incumbent.incumbent_by_rule`) has never been
-    evaluated at the target fidelity, propose the target there instead of ``prop``;
-    else ``prop``.
-
-    The recommendation is then never a value the model only extrapolates from cheap
-    data. Traceable; the replacement's ``score`` and ``alpha`` are 0 (it is not the
-    acquisition's choice)."""
-    i, _ = incumbent_by_rule(post, task.target, rule)
-    post = marginal.first(post)  # the data: the same in every hyper-parameter sample
-    x = posterior.evaluated_inputs(post)
-    zt = posterior.internal_target(post, task.target)[0]
-    same_x = jnp.all(jnp.abs(post.x - post.x[i]) < 1e-9, axis=1)
-    seen = jnp.any((post.mask > 0) & same_x & (jnp.abs(post.z - zt) < 1e-9))
-    z0 = jnp.asarray(task.target_z[0]).astype(jnp.asarray(prop.z).dtype)
-    replacement = optimize.Proposal(x[i], z0, jnp.zeros_like(prop.score), jnp.zeros_like(prop.alpha))
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(seen, a, b), prop, replacement)
+    anchors = best_inputs(post, task.target, N_ANCHORS) if settings.maximiser.local_frac > 0 else None
+    first = optimize.maximise_with(settings.maximiser, key, acq, jnp.asarray(task.spec.bounds), space, anchors)
+    return first if rule.second_stage is None else rule.second_stage(ctx, first)
 
 
 @functools.partial(jax.jit, static_argnames=("rule", "calibrate"))
 def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean", calibrate: bool = False):
-    """``(x [d], mean, sd)``: the x recommended by ``rule`` (``BOSettings.incumbent_rule``;
+    """``(x [d], mean, sd)``: the x recommended by ``rule`` (``BOSettings.recommendation.rule``;
     ``rows_x``: the buffer of evaluated x) and the model's mean and sd of g there, the sd
-    widened by the leave-one-out scale where ``calibrate`` (``BOSettings.interval_calibration``;
+    widened by the leave-one-out scale where ``calibrate`` (``recommendation.calibration``;
     :func:`mumbo_jax.bo.incumbent.recommend`)."""
     return incumbent_module.recommend(post, task.target, jnp.asarray(task.spec.bounds), rule, rows_x, calibrate)
 
@@ -426,7 +350,7 @@ def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean",
 @functools.partial(jax.jit, static_argnames=("rule",))
 def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
     """``(row, mean)``: the buffer row of the evaluated x recommended by ``rule``
-    (``BOSettings.incumbent_rule``; default the best posterior mean of g) and the
+    (``BOSettings.recommendation.rule``; default the best posterior mean of g) and the
     posterior mean of g there (:func:`mumbo_jax.bo.incumbent.incumbent_by_rule`)."""
     return incumbent_by_rule(post, task.target, rule)
 
@@ -434,8 +358,7 @@ def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
 def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):
     """One decision from ``state`` without timing: ``(posterior, proposal)``."""
     k_fit, k_gstar, k_max = step_keys(loop_key, state.k)
-    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k),
-                     full_refit_at(settings, state.k))
+    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k))
     gstar = gstar_stage(settings, task, post, k_gstar)
     # cost passed positionally as in the drivers: jit keys on how arguments are passed
     return post, maximise_stage(settings, task, post, gstar, k_max, cost, state.n_design)
@@ -477,11 +400,10 @@ def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gs
     (:func:`mumbo_jax.acquisition.gibbon.gibbon_batch` with q = 1): the gain of a
     candidate given the pending evaluations through their joint covariance.
 
-    Candidates: ``settings.n_candidates`` uniform x (from ``key``) at every fidelity (a
+    Candidates: ``settings.maximiser.n_candidates`` uniform x (from ``key``) at every fidelity (a
     continuous fidelity at 5 evenly spaced values); no gradient polish. Compiles per
     number of pending points (a repeated pending point would count twice, so they are
-    not padded). The target
-    protection of ``settings.protect_target`` applies as in :func:`maximise_stage`.
+    not padded).
 
     Args:
         x_pending: ``[P, d]``; z_pending: ``[P]`` the pending evaluations.
@@ -497,7 +419,8 @@ def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gs
                          f"{', '.join(rules.USES_GSTAR)}); strategy {settings.strategy!r} does not")
     spec = task.spec
     b = np.asarray(spec.bounds)
-    xs = b[:, 0] + (b[:, 1] - b[:, 0]) * np.asarray(jax.random.uniform(key, (settings.n_candidates, spec.dim)))
+    u = jax.random.uniform(key, (settings.maximiser.n_candidates, spec.dim))
+    xs = b[:, 0] + (b[:, 1] - b[:, 0]) * np.asarray(u)
     if rule.space == "target":
         fids = np.asarray(task.target_z, float)
     elif spec.discrete:
@@ -511,7 +434,4 @@ def gibbon_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gs
     c = task.space.cost(jnp.asarray(z_in)) if cost is None else cost(jnp.asarray(x), jnp.asarray(z_in))
     batch = gibbon.gibbon_batch(post, task.target, gstar, x, z_in, 1, np.asarray(x_pending, float),
                                 zp.astype(int) if spec.discrete else zp, cost=c)
-    prop = optimize.Proposal(batch.x[0], batch.z[0], batch.score[0], batch.gain[0])
-    if settings.protect_target and settings.strategy not in rules.TARGET_ONLY:
-        prop = protect_target(task, post, prop, settings.incumbent_rule)
-    return prop
+    return optimize.Proposal(batch.x[0], batch.z[0], batch.score[0], batch.gain[0])

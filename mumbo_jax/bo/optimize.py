@@ -9,6 +9,10 @@ returning the best (x, z) of alpha / cost.
 
 For a discrete fidelity the polish moves x only; for a continuous fidelity z is one
 more bounded coordinate.
+
+:class:`MaximiserSettings` holds the maximiser's knobs; its defaults are those of
+:func:`maximise` and of the BO loops (``BOSettings.maximiser``), so a loop rebuilt from
+the functional pieces maximises as the loop does.
 """
 
 from __future__ import annotations
@@ -17,12 +21,43 @@ import dataclasses
 import functools
 from typing import Callable, NamedTuple
 
-__all__ = ["Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict", "check_n_starts",
-           "check_candidate_fraction", "polish", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise"]
+__all__ = ["MaximiserSettings", "Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict",
+           "check_n_starts",
+           "check_candidate_fraction", "polish", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise",
+           "maximise_with"]
 
 import jax
 import jax.numpy as jnp
 import optax
+
+from mumbo_jax import knobs
+from mumbo_jax.knobs import knob
+
+
+@dataclasses.dataclass(frozen=True)
+class MaximiserSettings:
+    """How the acquisition is maximised over X x Z (mumbo_jax.bo.optimize.maximise)."""
+
+    n_candidates: int = knob(2000, "Random candidates scored per fidelity.", low=1, cap=200_000,
+                             old="n_candidates")
+    n_starts: int = knob(8, "Best candidates polished by projected Adam (at most n_candidates).", low=1,
+                         cap=10_000, old="n_starts")
+    polish_steps: int = knob(40, "Adam steps per start.", low=1, cap=100_000, old="n_polish_steps")
+    learning_rate: float = knob(0.03, "Adam step on the unit cube.", low=0, low_open=True, old="learning_rate")
+    boundary_frac: float = knob(0.25, "Fraction of the random candidates moved onto the box's faces, edges and "
+                                "corners (snap_to_faces); 0: uniform candidates only. Measured with local_frac "
+                                "and the global recommendation in docs/RESULTS.md, Levers tried.", low=0, high=1,
+                                old="boundary_frac")
+    local_frac: float = knob(0.25, "Fraction of the random candidates drawn near the best evaluated x "
+                             "(near_anchors; the anchors are the N_ANCHORS best posterior means of g), at several "
+                             "scales; boundary_frac + local_frac <= 1.", low=0, high=1, old="local_frac")
+
+    def __post_init__(self):
+        knobs.check(self, "maximiser.")
+        if self.boundary_frac + self.local_frac > 1.0:
+            raise ValueError(f"maximiser.boundary_frac + maximiser.local_frac must be at most 1, got "
+                             f"{self.boundary_frac} + {self.local_frac}")
+        check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
 
 
 class Proposal(NamedTuple):
@@ -91,7 +126,7 @@ def restrict(space: FidelitySpace, z) -> FidelitySpace:
 def check_n_starts(n_starts: int, n_candidates: int, n_fidelities: int = 1) -> None:
     """ValueError unless ``n_starts`` of the ``n_candidates * n_fidelities`` scored
     candidates can be polished (the one copy of this check: :func:`maximise` and
-    :class:`mumbo_jax.bo.settings.BOSettings` call it)."""
+    :class:`MaximiserSettings` call it)."""
     if n_starts > n_candidates * n_fidelities:
         raise ValueError(f"n_starts ({n_starts}) exceeds the number of scored candidates "
                          f"({n_candidates * n_fidelities} = n_candidates {n_candidates} x {n_fidelities} fidelities)")
@@ -237,10 +272,19 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
     return Proposal(x, z, alpha / space.cost(jnp.asarray(z)[None])[0], alpha)
 
 
-def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candidates: int = 2000,
-             n_starts: int = 8, n_steps: int = 50, learning_rate: float = 0.02,
-             boundary_frac: float = 0.0, anchors=None, local_frac: float = 0.0) -> Proposal:
+_DEFAULT = MaximiserSettings()
+
+
+def maximise(key, acquisition: Callable, bounds, space: FidelitySpace,
+             n_candidates: int = _DEFAULT.n_candidates, n_starts: int = _DEFAULT.n_starts,
+             n_steps: int = _DEFAULT.polish_steps, learning_rate: float = _DEFAULT.learning_rate,
+             boundary_frac: float = _DEFAULT.boundary_frac, anchors=None,
+             local_frac: float = _DEFAULT.local_frac) -> Proposal:
     """argmax over (x, z) of ``acquisition(x, z) / cost(z)``.
+
+    The defaults are :class:`MaximiserSettings`' (the BO loops'); :func:`maximise_with`
+    takes the record itself. The loops pass ``anchors``, the best evaluated x
+    (:func:`mumbo_jax.bo.incumbent.best_inputs`); without anchors no candidate is local.
 
     Args:
         key: PRNG key for the random candidates.
@@ -249,14 +293,11 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candida
             is wrapped).
         bounds: ``[d, 2]`` box for x.
         space: :func:`discrete_fidelities` or :func:`continuous_fidelity`.
-        n_candidates: random candidates scored per fidelity.
-        n_starts: best candidates polished by projected Adam.
-        n_steps, learning_rate: Adam steps and step size on the unit cube.
-        boundary_frac: fraction of the random candidates snapped onto the box's faces,
-            edges and corners (:func:`snap_to_faces`); 0: uniform candidates only.
-        anchors: optional ``[A, d]`` points in box units (e.g. the best evaluated x) and
-        local_frac: fraction in [0, 1] of the random candidates drawn near them
-            (:func:`near_anchors`); 0 or no anchors: none.
+        n_candidates, n_starts, learning_rate, boundary_frac, local_frac: as in
+            :class:`MaximiserSettings`; ``n_steps``: its ``polish_steps``.
+        anchors: optional ``[A, d]`` points in box units (e.g. the best evaluated x)
+            near which ``local_frac`` of the candidates are drawn (:func:`near_anchors`);
+            no anchors: none.
 
     Returns:
         :class:`Proposal`.
@@ -279,3 +320,12 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace, n_candida
             raise ValueError(f"anchors must have shape [A, {bounds.shape[0]}] with A >= 1, got {tuple(anchors.shape)}")
     return _maximise(key, acquisition, bounds, space, int(n_candidates), int(n_starts), int(n_steps),
                      learning_rate, boundary_frac, anchors, local_frac)
+
+
+def maximise_with(settings: MaximiserSettings, key, acquisition: Callable, bounds, space: FidelitySpace,
+                  anchors=None) -> Proposal:
+    """:func:`maximise` with the knobs of a :class:`MaximiserSettings` record (the BO
+    loops' call)."""
+    return maximise(key, acquisition, bounds, space, settings.n_candidates, settings.n_starts,
+                    settings.polish_steps, settings.learning_rate, settings.boundary_frac, anchors,
+                    settings.local_frac)

@@ -128,15 +128,14 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
     key = jax.random.fold_in(ctx.key, 17)
     if target_rule == "mes":
         n_grid = maxvalue.default_grid_size(task.spec.dim, "gumbel")
-        gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, s.n_gstar, "gumbel", n_grid)
+        gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, s.gstar.samples, "gumbel", n_grid)
         acq = jax.tree_util.Partial(rules.mes_alpha, sf, task.target, gstar)
     else:
         eta = posterior.incumbent(sf, task.target)[1]
         acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
-    anchors = best_inputs(sf, task.target, N_ANCHORS) if s.local_frac > 0 else None
-    return optimize.maximise(key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task), s.n_candidates,
-                             s.n_starts, s.n_polish_steps, s.learning_rate, s.boundary_frac, anchors,
-                             s.local_frac).x
+    anchors = best_inputs(sf, task.target, N_ANCHORS) if s.maximiser.local_frac > 0 else None
+    return optimize.maximise_with(s.maximiser, key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task),
+                                  anchors).x
 
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,

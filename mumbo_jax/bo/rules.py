@@ -193,10 +193,10 @@ def random_alpha(key, x, z):
 
 
 def _beta(ctx: Context):
-    """The UCB coefficient: ``settings.ucb_beta`` or Kandasamy et al.'s 0.2 d log(2 t),
+    """The UCB coefficient: ``settings.rule.ucb_beta`` or Kandasamy et al.'s 0.2 d log(2 t),
     t = the number of observations."""
-    if ctx.settings.ucb_beta is not None:
-        return jnp.asarray(ctx.settings.ucb_beta, float)
+    if ctx.settings.rule.ucb_beta is not None:
+        return jnp.asarray(ctx.settings.rule.ucb_beta, float)
     return baselines.ucb_beta(ctx.task.spec.dim, baselines.n_observations(ctx.post))
 
 
@@ -206,7 +206,7 @@ def _eta(ctx: Context):
 
 
 def _mumbo(ctx: Context):
-    path = mumbo_alpha_simpson if ctx.settings.gain == "simpson" else mumbo_alpha
+    path = mumbo_alpha_simpson if ctx.settings.rule.gain == "simpson" else mumbo_alpha
     return jax.tree_util.Partial(path, ctx.post, ctx.task.target, ctx.gstar)
 
 
@@ -227,7 +227,7 @@ def _ucb(ctx: Context):
 
 
 def _mtbo(ctx: Context):
-    s = ctx.settings
+    s = ctx.settings.rule
     state = baselines.mtbo_state(jax.random.fold_in(ctx.key, 11), ctx.post, ctx.task.target, s.mtbo_representers,
                                  s.mtbo_samples, s.mtbo_fantasies, MTBO_POOL)
     return jax.tree_util.Partial(baselines.mtbo_alpha, ctx.post, ctx.task.target, state)
@@ -446,10 +446,10 @@ def check_rule_for_task(name: str, task) -> Rule:
 
 
 def rule_for(settings) -> Rule:
-    """The record of ``settings.strategy`` with ``settings.gain`` applied (None keeps
-    the rule's default gain path)."""
+    """The record of ``settings.strategy`` with ``settings.rule.gain`` applied (None
+    keeps the rule's default gain path)."""
     rule = RULES[settings.strategy]
-    gain = getattr(settings, "gain", None)
+    gain = settings.rule.gain
     return rule if gain is None else dataclasses.replace(rule, gain=gain)
 
 

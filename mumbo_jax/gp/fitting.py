@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mumbo_jax.gp import linalg, models, posterior
+from mumbo_jax.gp import kernels, linalg, models, posterior
+from mumbo_jax.gp.fit_settings import FitSettings
 from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
@@ -221,7 +222,8 @@ def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol, batching=
     return fit_from(spec, scaling, x, z, y, mask, inits, max_iter, tol, batching=batching)
 
 
-def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter: int = 200,
+def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = FitSettings.restarts,
+               max_iter: int = FitSettings.max_iter,
                tol: float = 1e-5, scaling: Scaling | None = None, batching: str | None = None):
     """Fit hyper-parameters by maximum marginal likelihood, best of ``n_restarts``.
 
@@ -229,7 +231,8 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
         spec: the model; x ``[n, d]``, z ``[n]``, y ``[n]`` the data (raw units).
         key: PRNG key for the random restarts.
         mask: optional ``[n]`` 0/1 padding mask.
-        n_restarts: starts (the first is the deterministic default).
+        n_restarts: starts (the first is the deterministic default); default
+            :class:`mumbo_jax.gp.fit_settings.FitSettings`' (the BO loops').
         max_iter, tol: L-BFGS iteration cap and gradient-norm tolerance per start.
         batching: how the starts run (:func:`fit_from`; None: scan on CPU, vmap on
             accelerators).
@@ -247,7 +250,8 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, ma
     return _fit(spec, scaling, x, z, y, mask, key, int(n_restarts), int(max_iter), tol, batching)
 
 
-def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = 8, max_iter: int = 200,
+def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = FitSettings.restarts,
+        max_iter: int = FitSettings.max_iter,
         tol: float = 1e-5) -> posterior.Posterior:
     """Fit hyper-parameters (see :func:`fit_params`) and condition: a ready posterior."""
     require_x64("calling fitting.fit")

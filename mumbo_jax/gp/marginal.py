@@ -28,6 +28,7 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from mumbo_jax.gp import fitting, posterior
+from mumbo_jax.gp.fit_settings import MCMCSettings
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
@@ -36,7 +37,8 @@ __all__ = ["nuts_samples", "is_stacked", "first", "stack", "n_samples", "map_par
 
 
 def nuts_samples(spec: ModelSpec, scaling: Scaling, x, z, y, mask, start: dict, key, n_samples: int,
-                 n_warmup: int = 50, max_doublings: int = 4) -> dict:
+                 n_warmup: int = MCMCSettings.warmup,
+                 max_doublings: int = MCMCSettings.max_doublings) -> dict:
     """``n_samples`` hyper-parameter sets: ``start`` (the MAP) then ``n_samples - 1``
     NUTS draws from p(theta | D) ∝ exp(-neg_log_marginal) (likelihood times the model's
     log-normal priors, :func:`mumbo_jax.gp.fitting.neg_log_marginal`).

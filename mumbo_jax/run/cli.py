@@ -171,7 +171,8 @@ def list_text() -> str:
         lines.append(f"  {s:<10} {kinds}{target}")
     lines.append("compare presets (labels for [compare] strategies):")
     for label, preset in config.STRATEGY_PRESETS.items():
-        extra = ", ".join(f"{k} = {v!r}" for k, v in preset.items() if k != "strategy")
+        extra = ", ".join(f"{r}.{k} = {v!r}" for r, table in preset.items() if r != "strategy"
+                          for k, v in table.items())
         lines.append(f"  {label:<15} {preset['strategy']}{f' ({extra})' if extra else ''}")
     lines.append("batch rules ([acquisition] batch_rule, for batch_size > 1):")
     lines += [f"  {name:<15} {rule.summary}" for name, rule in batch.BATCH_RULES.items()]
@@ -194,7 +195,7 @@ def config_help(kind: str | None = None, markdown: bool = False) -> str:
     for name in ([kind] if kind else CONFIG_KINDS):
         title = f"mumbo-jax {name}"
         parts.append(f"#### `{title}`\n" if markdown else f"== {title} ==")
-        new = [s for s in sections[name] if id(s) not in seen]  # [acquisition] is shared
+        new = [s for s in sections[name] if id(s) not in seen]  # the [settings.*] sections are shared
         parts.append(render(new))
         parts += [f"{'`' * markdown}[{s.name}]{'`' * markdown}: as for {seen[id(s)]} above.\n"
                   for s in sections[name] if id(s) in seen]

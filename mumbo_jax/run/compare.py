@@ -35,6 +35,7 @@ from mumbo_jax.run.config import CompareConfig
 from mumbo_jax.run.lock import run_lock
 from mumbo_jax.run.output import prepare_output, write_atomic
 from mumbo_jax.run.schema import ConfigError
+from mumbo_jax.run.settings_config import upgrade_record
 from mumbo_jax.run.x64 import with_x64
 
 __all__ = ["THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
@@ -323,7 +324,7 @@ def _seed_records(problem, settings, history, clock, seeds, target_z) -> list[di
             "n_target": int(np.sum(np.abs(z - target_z) < 1e-9)),
             "initial_cost": float(h["initial_cost"][i]),
             "overheads": [o["total"] for o in over],
-            "batch_size": settings.batch_size,
+            "batch_size": settings.batch.size,
             "overhead_parts": {p: [o[p] for o in over] for p in ("fit", "gstar", "maximise")},
         })
     return out
@@ -533,9 +534,9 @@ def _kept_strategies(old: dict, results: dict, cfg: CompareConfig, labels, force
         diff.append("strategies (unreadable)")
         strategies = {}
     for label, rec in strategies.items():
-        if label in cfg.settings and isinstance(rec, dict) and rec.get("settings") is not None:
+        if label in cfg.settings and isinstance(rec, dict) and isinstance(rec.get("settings"), dict):
             now = json.loads(json.dumps(_strict(dataclasses.asdict(cfg.settings[label]))))
-            if rec["settings"] != now:
+            if upgrade_record(rec["settings"]) != now:  # results written before the records: flat keys
                 diff.append(f"the settings of {label}")
     if diff:
         if force:

@@ -8,11 +8,12 @@ A run configuration::
     budget = 200               # required: cost spent AFTER the initial design
     strategy = "mumbo"
     seeds = 10
-    [acquisition]              # optional: any field of mumbo_jax.bo.settings.BOSettings
-    n_gstar = 10
+    [settings.gstar]           # optional: any record of mumbo_jax.bo.settings.BOSettings
+    samples = 10
 
 ``mumbo-jax config-help run`` (and ``compare``) prints every key with its type, default,
-range and meaning, from :data:`RUN_SECTIONS` / :data:`COMPARE_SECTIONS`. Everything is
+range and meaning, from :data:`RUN_SECTIONS` / :data:`COMPARE_SECTIONS` (the ``[settings]``
+sections are generated from the settings records: :mod:`mumbo_jax.run.settings_config`). Everything is
 checked before any JAX compilation; every problem raises :class:`ConfigError` (a
 ``ValueError``) whose one-line message starts with the file name and names the key.
 A relative ``out`` is relative to the working directory.
@@ -24,25 +25,24 @@ The configs of the paper's problems ship inside the package (:func:`find_config`
 from __future__ import annotations
 
 import dataclasses
-import re
 import tomllib
 import types
-import typing
 import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
-from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo import batch, incumbent, rules
 from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, did_you_mean
+from mumbo_jax.run.settings_config import (OLD_SECTION, SETTINGS, SETTINGS_SECTIONS, build_settings, merge,
+                                           read_settings)
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
            "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
            "parse_compare_config", "STRATEGY_PRESETS", "DEPRECATED_LABELS", "RUN_SECTIONS", "COMPARE_SECTIONS",
-           "ACQUISITION",
-           "read_toml", "check_acquisition", "strategy_misfit", "find_config", "packaged_configs",
+           "SETTINGS_SECTIONS", "read_toml", "check_settings", "settings_tables", "strategy_misfit", "find_config",
+           "packaged_configs",
            "BUDGET_RULE"]
 
 DISCRETE_MODELS = ("icm", "ar1", "icm_disc")
@@ -55,21 +55,6 @@ CONFIG_DIR = Path(__file__).resolve().parent / "configs"  # shipped as package d
 # ---------------------------------------------------------------------------- schema
 
 
-def _attribute_docs(cls) -> dict[str, str]:
-    """``name -> first sentence`` from the ``Attributes:`` block of a docstring."""
-    docs, name = {}, None
-    block = (cls.__doc__ or "").split("Attributes:", 1)[-1]
-    for line in block.splitlines():
-        m = re.match(r"^\s{8}(\w+): (.*)$", line)
-        if m:
-            name = m.group(1)
-            docs[name] = m.group(2)
-        elif name and line.strip():
-            docs[name] += " " + line.strip()
-    first = {k: re.split(r"(?<=[.)])\s+(?=[A-Z(])", v.replace("``", ""), maxsplit=1)[0] for k, v in docs.items()}
-    return {k: v[:1].upper() + v[1:] for k, v in first.items()}
-
-
 # What a machine can do: caps on the numeric keys, so that a typo (1e9 candidates, 10^20
 # seeds) is a one-line error before any work instead of an overflow or an allocation
 # of tens of GB deep inside JAX
@@ -77,47 +62,6 @@ MAX_SEEDS = 10_000
 MAX_BUDGET = 1e12
 MAX_EVALS = 10_000
 MAX_RANK = 64
-ACQUISITION_CAPS = {"n_candidates": 200_000, "n_gstar": 10_000, "gstar_grid": 1_000_000, "n_starts": 10_000,
-                    "n_polish_steps": 100_000, "fit_restarts": 1_000, "fit_max_iter": 100_000,
-                    "full_refit_every": 1_000_000, "refit_every": 1_000_000, "mtbo_samples": 100_000,
-                    "mtbo_representers": 100_000, "mtbo_fantasies": 1_000, "batch_size": 1_000,
-                    "hmc_samples": 100_000, "hmc_warmup": 100_000, "hmc_max_doublings": 20}
-INT_CAP = 1_000_000  # any other integer key of [acquisition]
-
-
-def _acquisition_fields() -> tuple:
-    """``[acquisition]``: every :class:`BOSettings` field but ``strategy`` (a ``[run]``
-    key), typed from its annotation; numbers must be > 0 (``ucb_beta``, ``hmc_samples`` >= 0,
-    ``boundary_frac`` in [0, 1])."""
-    docs = _attribute_docs(BOSettings)
-    hints = typing.get_type_hints(BOSettings)
-    fields = []
-    for f in dataclasses.fields(BOSettings):
-        if f.name == "strategy":
-            continue
-        kind = next(t for t in (bool, int, float, str) if t is hints[f.name] or t in typing.get_args(hints[f.name]))
-        extra: dict[str, Any] = {}
-        if kind in (int, float):
-            extra = {"low": 0, "low_open": f.name not in ("ucb_beta", "boundary_frac", "local_frac", "fit_ftol",
-                                                          "hmc_samples", "target_floor_cv")}
-        if kind is int:
-            extra["high"] = ACQUISITION_CAPS.get(f.name, INT_CAP)
-        if f.name in ("boundary_frac", "local_frac", "fit_ftol"):
-            extra["high"] = 1
-            extra["high_open"] = f.name == "fit_ftol"
-        if f.name == "gstar_method":
-            extra = {"choices": maxvalue.GSTAR_METHODS}
-        if f.name == "incumbent_rule":
-            extra = {"choices": lambda: tuple(incumbent.INCUMBENT_RULES)}
-        if f.name == "batch_rule":
-            extra = {"choices": lambda: tuple(batch.BATCH_RULES)}
-        fields.append(Field(f.name, kind, docs.get(f.name, ""), default=f.default, **extra))
-    return tuple(fields)
-
-
-ACQUISITION = Section("acquisition", "Settings of the decision rule (mumbo_jax.bo.settings.BOSettings); absent "
-                      "keys keep these defaults.", _acquisition_fields())
-
 _PROBLEM = Field("problem", str, "The benchmark (mumbo-jax list shows them).", required=True,
                  choices=lambda: tuple(problems.PROBLEMS))
 _BUDGET = Field("budget", float, "Budget per seed: " + BUDGET_RULE + ".", required=True, low=0,
@@ -141,7 +85,7 @@ RUN = Section("run", "One strategy on one benchmark over seeds 0 .. seeds-1.", (
           high=MAX_SEEDS),
     _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 
-RUN_SECTIONS = (RUN, ACQUISITION)
+RUN_SECTIONS = (RUN,) + SETTINGS_SECTIONS
 
 
 # ---------------------------------------------------------------------------- shared checks
@@ -180,17 +124,32 @@ def strategy_misfit(strategy: str, discrete: bool) -> str | None:
     return "needs discrete fidelities" if kinds == ("discrete",) else "needs a continuous fidelity"
 
 
-def check_acquisition(table: Mapping, strategy: str, fail, where: str = "[acquisition]") -> tuple[dict, BOSettings]:
-    """Validate an ``[acquisition]``-like table against :data:`ACQUISITION`:
-    ``(the keys given, settings)``; ``fail(message)`` raises."""
+def settings_tables(data: Mapping, fail, allow: tuple = ()) -> dict:
+    """The keys given in the ``[settings]`` table of a parsed file, checked:
+    ``{record: {field: value}}``. A deprecated ``[acquisition]`` table (the flat keys of
+    before the settings were grouped) is read first, with a DeprecationWarning."""
+    given = {}
+    if OLD_SECTION in data:
+        old = data[OLD_SECTION]
+        if not isinstance(old, dict):
+            fail(f"{OLD_SECTION!r} must be a section [{OLD_SECTION}], got {old!r}")
+        warnings.warn(f"[{OLD_SECTION}] is deprecated; its keys go in [{SETTINGS}], one table per record (e.g. "
+                      f"[{SETTINGS}.fit] restarts = 2; mumbo-jax config-help lists them)", DeprecationWarning,
+                      stacklevel=3)
+        given = check_settings(old, fail, f"[{OLD_SECTION}]")
+    return merge(given, check_settings(data.get(SETTINGS, {}), fail))
+
+
+def check_settings(table: Mapping, fail, where: str = f"[{SETTINGS}]") -> dict:
+    """Validate a ``[settings]``-like table against :data:`SETTINGS_SECTIONS`: the keys
+    given, ``{record: {field: value}}``; ``fail(message)`` raises."""
     if "strategy" in table:
-        fail(f"strategy belongs in [run], not {where}")
-    given = {k: v for k, v in ACQUISITION.validate(table, fail, where).items() if k in table}
-    try:
-        settings = BOSettings(strategy=strategy, **given)
-    except (TypeError, ValueError) as e:  # BOSettings' own checks
-        fail(f"{where} {e}")
-    return given, settings
+        fail(f"strategy belongs in [run] (or a [strategies.<label>] table), not {where}")
+    return read_settings(table, fail, where)
+
+
+def _without_old(data: Mapping) -> dict:
+    return {k: v for k, v in data.items() if k != OLD_SECTION}
 
 
 def _check_benchmark(values: dict, where: str, source, fail) -> problems.Problem:
@@ -225,7 +184,8 @@ class RunConfig:
         problem, strategy, budget, seeds, max_evals, model, rank, target_floor, out: the ``[run]``
             keys (``out`` resolved to its default ``runs/<config stem>``; ``model``
             ``None`` means the problem's default model).
-        acquisition: the ``[acquisition]`` keys that were given (read-only mapping).
+        settings_table: the ``[settings]`` keys that were given, ``{record: {field:
+            value}}`` (read-only mapping).
         source: the file it was read from (``None`` when parsed from a dict).
     """
 
@@ -238,7 +198,7 @@ class RunConfig:
     rank: int = 2
     target_floor: float | None = None
     out: str = "runs/run"
-    acquisition: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    settings_table: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     source: str | None = None
 
     @property
@@ -256,12 +216,12 @@ class RunConfig:
     def to_dict(self) -> dict:
         """The configuration as TOML-like plain data (omitted optional keys absent)."""
         run = {k: getattr(self, k) for k in RUN.keys() if getattr(self, k) is not None}
-        return {"run": run, "acquisition": dict(self.acquisition)}
+        return {"run": run, SETTINGS: {k: dict(v) for k, v in self.settings_table.items()}}
 
 
 def settings_from_config(cfg: RunConfig) -> BOSettings:
-    """The :class:`BOSettings` of a configuration (``[acquisition]`` over the defaults)."""
-    return BOSettings(strategy=cfg.strategy, **dict(cfg.acquisition))
+    """The :class:`BOSettings` of a configuration (``[settings]`` over the defaults)."""
+    return BOSettings(strategy=cfg.strategy, **{k: dict(v) for k, v in cfg.settings_table.items()})
 
 
 def load_config(path) -> RunConfig:
@@ -271,19 +231,20 @@ def load_config(path) -> RunConfig:
 
 
 def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
-    """Validate already-parsed TOML data (``{"run": {...}, "acquisition": {...}}``).
+    """Validate already-parsed TOML data (``{"run": {...}, "settings": {...}}``).
 
     ``source`` names the file in error messages and gives the default ``out``."""
     fail = _failer(source)
-    check_sections(data, RUN_SECTIONS, fail)
+    check_sections(_without_old(data), (RUN,), fail, extra=(SETTINGS,))
     values = RUN.validate(data["run"], fail)
     problem = _check_benchmark(values, "[run]", source, fail)
     why = strategy_misfit(values["strategy"], problem.is_discrete)
     if why:
         fail(f"[run] strategy: {values['strategy']!r} {why}; {problem.name!r} has "
              f"{'discrete ones' if problem.is_discrete else 'a continuous one'} (mumbo-jax list shows what fits)")
-    acq, _ = check_acquisition(data.get("acquisition", {}), values["strategy"], fail)
-    return RunConfig(**values, acquisition=types.MappingProxyType(acq), source=source)
+    given = settings_tables(data, fail)
+    build_settings(values["strategy"], given, fail)
+    return RunConfig(**values, settings_table=types.MappingProxyType(given), source=source)
 
 
 # ---------------------------------------------------------------------------- [compare]
@@ -292,15 +253,15 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
 # registered rule under its own name (its defaults), plus the paper's line-up with knob
 # values. A [strategies.<label>] table overrides (or defines) a label.
 _KNOB_PRESETS: dict[str, dict] = {
-    "mumbo-1": {"strategy": "mumbo", "n_gstar": 1},
-    "mumbo-10": {"strategy": "mumbo", "n_gstar": 10},
-    "mumbo-50": {"strategy": "mumbo", "n_gstar": 50},
-    "mumbo-1-exact": {"strategy": "mumbo", "n_gstar": 1, "gstar_method": "exact"},
-    "mumbo-10-exact": {"strategy": "mumbo", "n_gstar": 10, "gstar_method": "exact"},
-    "mumbo-50-exact": {"strategy": "mumbo", "n_gstar": 50, "gstar_method": "exact"},
-    "mes": {"strategy": "mes", "n_gstar": 10},
-    "mtbo-50": {"strategy": "mtbo", "mtbo_samples": 50},
-    "mtbo-200": {"strategy": "mtbo", "mtbo_samples": 200},
+    "mumbo-1": {"strategy": "mumbo", "gstar": {"samples": 1}},
+    "mumbo-10": {"strategy": "mumbo", "gstar": {"samples": 10}},
+    "mumbo-50": {"strategy": "mumbo", "gstar": {"samples": 50}},
+    "mumbo-1-exact": {"strategy": "mumbo", "gstar": {"samples": 1, "method": "exact"}},
+    "mumbo-10-exact": {"strategy": "mumbo", "gstar": {"samples": 10, "method": "exact"}},
+    "mumbo-50-exact": {"strategy": "mumbo", "gstar": {"samples": 50, "method": "exact"}},
+    "mes": {"strategy": "mes", "gstar": {"samples": 10}},
+    "mtbo-50": {"strategy": "mtbo", "rule": {"mtbo_samples": 50}},
+    "mtbo-200": {"strategy": "mtbo", "rule": {"mtbo_samples": 200}},
 }
 # older spellings of two rules' names, accepted as labels with a DeprecationWarning
 DEPRECATED_LABELS = {"mt-ei": "mt_ei", "mf-gp-ucb": "mf_gp_ucb"}
@@ -336,10 +297,11 @@ COMPARE = Section("compare", "Several strategies on one benchmark over the same 
     Field("seeds", int, "Seeds 0 .. seeds-1.", default=20, low=1, high=MAX_SEEDS),
     _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 STRATEGY_TABLE = Section("strategies.<label>", "Defines or overrides a label: strategy (required unless the label "
-                         "is a preset) plus any [acquisition] key. A label's settings are the defaults, then "
-                         "[acquisition], then the preset, then its table.", (
+                         "is a preset) plus any [settings] record as a sub-table ([strategies.<label>.fit] "
+                         "restarts = 4, or fit.restarts = 4 in the label's table). A label's settings are the "
+                         "defaults, then [settings], then the preset, then its table, field by field.", (
     Field("strategy", str, "The decision rule.", choices=rules.STRATEGIES),))
-COMPARE_SECTIONS = (COMPARE, ACQUISITION, STRATEGY_TABLE)
+COMPARE_SECTIONS = (COMPARE,) + SETTINGS_SECTIONS + (STRATEGY_TABLE,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -387,7 +349,7 @@ def load_compare_config(path) -> CompareConfig:
 def parse_compare_config(data: Mapping, source: str | None = None) -> CompareConfig:
     """Validate parsed TOML data of a comparison configuration."""
     fail = _failer(source)
-    check_sections(data, COMPARE_SECTIONS[:2], fail, extra=("strategies",))
+    check_sections(_without_old(data), (COMPARE,), fail, extra=(SETTINGS, "strategies"))
     values = COMPARE.validate(data["compare"], fail)
     problem = _check_benchmark(values, "[compare]", source, fail)
     labels = values["strategies"]
@@ -402,10 +364,8 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
             fail(f"[strategies] {label!r} must be a table [strategies.{label}], got {type(table).__name__}")
         if label not in labels:
             fail(f"[strategies.{label}] is not listed in [compare] strategies")
-    shared = dict(data.get("acquisition", {}))
-    if "strategy" in shared:
-        fail("strategy belongs in [strategies.<label>] tables or [compare] strategies, not [acquisition]")
-    check_acquisition(shared, "mumbo", fail)  # the shared table on its own
+    shared = settings_tables(data, fail)
+    build_settings("mumbo", shared, fail)  # the shared table on its own
     settings = {}
     for label in labels:
         if label in DEPRECATED_LABELS:
@@ -424,9 +384,9 @@ def parse_compare_config(data: Mapping, source: str | None = None) -> CompareCon
         if why:
             fail(f"[compare] strategies: {label!r} ({strategy}) {why}; {problem.name!r} has "
                  f"{'discrete ones' if problem.is_discrete else 'a continuous one'}")
-        ACQUISITION.validate(table, fail, where)  # the label's own keys, named by their table
+        own = read_settings(table, fail, where)  # the label's own keys, named by their table
         preset = {k: v for k, v in STRATEGY_PRESETS.get(label, {}).items() if k != "strategy"}
-        _, settings[label] = check_acquisition({**shared, **preset, **table}, strategy, fail, where)
+        settings[label] = build_settings(strategy, merge(shared, preset, own), fail, where)
     return CompareConfig(problem=values["problem"], budget=values["budget"], strategies=tuple(labels),
                          settings=types.MappingProxyType(settings), seeds=values["seeds"],
                          max_evals=values["max_evals"], model=values["model"], rank=values["rank"],

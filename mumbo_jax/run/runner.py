@@ -28,13 +28,15 @@ import io
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from mumbo_jax.run.config import RunConfig, settings_from_config
+from mumbo_jax.run.config import RunConfig, parse_config, settings_from_config
 from mumbo_jax.run.output import prepare_output, write_atomic
 from mumbo_jax.run.schema import ConfigError
+from mumbo_jax.run.settings_config import OLD_SECTION
 from mumbo_jax.run.x64 import with_x64
 
 __all__ = ["run_config", "previous_seeds", "results_dict", "seed_record", "design_evaluations", "evaluations_csv",
@@ -128,9 +130,10 @@ def results_dict(cfg: RunConfig, problem, settings, seeds: list[dict], wall_time
         "problem": _problem_info(problem),
         "conventions": {
             "y": "maximisation convention: -f for a minimised problem",
-            "incumbent": "the recommendation made by settings.incumbent_rule: by default ('global') the maximiser of "
-                         "the posterior mean at the target fidelity over the whole box, possibly never evaluated; "
-                         "'mean': the evaluated x with the highest posterior mean there",
+            "incumbent": "the recommendation made by settings.recommendation.rule (mumbo_jax.bo.incumbent): 'global' "
+                         "(the paper configs') the maximiser of the posterior mean at the target fidelity over the "
+                         "whole box, possibly never evaluated; 'mean': the evaluated x with the highest posterior "
+                         "mean there; 'robust' (the default) guards 'global' by the best point measured at the target",
             "regret": "simple regret of the incumbent: |optimum - f(incumbent)| at the target, in f's own sense",
             "incumbent_value": "f at the target fidelity, in the problem's own sense",
             "budget": "cost spent AFTER the initial design; the design's cost is initial_cost",
@@ -220,7 +223,15 @@ class RunProgress:
 
 def _comparable(config: dict) -> dict:
     """A run's configuration without what a resumed run may change (the seed count, the
-    output folder)."""
+    output folder). One written before the settings were grouped (an ``[acquisition]``
+    table of flat keys) is read as today's ``[settings]`` tables."""
+    if OLD_SECTION in config:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                config = parse_config(config).to_dict()
+            except ConfigError:  # e.g. a removed lever that was on: not today's configuration
+                pass
     run = {k: v for k, v in config.get("run", {}).items() if k not in ("seeds", "out")}
     return {**config, "run": run}
 

@@ -13,7 +13,7 @@ tune`` prints them)::
                    Budgets here INCLUDE the initial design (unlike `mumbo-jax run`).
     [run]          strategy, seed, out
     [workers]      n, executor ("process" or "dask"), scheduler, connect_timeout_s, pending
-    [acquisition]  mumbo_jax.bo.settings.BOSettings fields (as in `mumbo-jax run`)
+    [settings.*]   mumbo_jax.bo.settings.BOSettings records (as in `mumbo-jax run`)
 
 Every problem raises :class:`~mumbo_jax.run.schema.ConfigError` naming the key.
 """
@@ -29,8 +29,9 @@ import numpy as np
 from typing import Any, Mapping
 
 from mumbo_jax.bo import rules
-from mumbo_jax.run.config import ACQUISITION, CONTINUOUS_MODELS, DISCRETE_MODELS, MAX_BUDGET, MAX_RANK, \
-    check_acquisition, read_toml, strategy_misfit
+from mumbo_jax.run.config import CONTINUOUS_MODELS, DISCRETE_MODELS, MAX_BUDGET, MAX_RANK, read_toml, \
+    settings_tables, strategy_misfit
+from mumbo_jax.run.settings_config import OLD_SECTION, SETTINGS, SETTINGS_SECTIONS, build_settings
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, toml_type, type_ok
 
 __all__ = ["Parameter", "TuneConfig", "TUNE_SECTIONS", "load_tune_config", "parse_tune_config", "make_tune_task"]
@@ -121,7 +122,7 @@ WORKERS = Section("workers", "Parallel evaluations: how many run at once and whe
           "fantasies, any strategy) or gibbon (GIBBON's pending-aware gain, max-value strategies).",
           default="believer", choices=("believer", "gibbon")),
 ))
-TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, WORKERS, ACQUISITION)
+TUNE_SECTIONS = (OBJECTIVE, PARAMETER, FIDELITY, COST, BUDGET, TUNE_RUN, WORKERS) + SETTINGS_SECTIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,7 +235,7 @@ class TuneConfig:
     scheduler: str | None = None
     connect_timeout_s: float = 10.0
     pending: str = "believer"
-    acquisition: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    settings_table: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     source: str | None = None
     base_dir: str = "."
 
@@ -288,7 +289,7 @@ class TuneConfig:
         """The :class:`mumbo_jax.bo.settings.BOSettings` of the run."""
         from mumbo_jax.bo.settings import BOSettings
 
-        return BOSettings(strategy=self.strategy, **dict(self.acquisition))
+        return BOSettings(strategy=self.strategy, **{k: dict(v) for k, v in self.settings_table.items()})
 
     def cost_of(self, z) -> float:
         """Configured cost of fidelity ``z`` (an index, or a value of a continuous one)."""
@@ -343,7 +344,7 @@ class TuneConfig:
                                               ("scheduler", self.scheduler),
                                               ("connect_timeout_s", self.connect_timeout_s),
                                               ("pending", self.pending)) if v is not None},
-                "acquisition": dict(self.acquisition)}
+                SETTINGS: {k: dict(v) for k, v in self.settings_table.items()}}
 
     def describe(self) -> str:
         """One line per part of the search space, for progress output."""
@@ -385,7 +386,8 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         raise ConfigError(where + msg)
 
     parameters = Section("parameters", PARAMETER.doc, (), required=True)  # a table of tables
-    check_sections(data, (OBJECTIVE, parameters, FIDELITY, BUDGET, TUNE_RUN, WORKERS, ACQUISITION), fail)
+    check_sections({k: v for k, v in data.items() if k != OLD_SECTION},
+                   (OBJECTIVE, parameters, FIDELITY, BUDGET, TUNE_RUN, WORKERS), fail, extra=(SETTINGS,))
     obj = OBJECTIVE.validate(data["objective"], fail)
     func = obj["function"]
     if func is not None:
@@ -414,9 +416,10 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         fail(f"[run] strategy: {run['strategy']!r} {why}; [fidelity] kind is {fields['fidelity_kind']!r} "
              "(mumbo-jax list shows what fits)")
     out = run["out"] or str(Path("runs") / (Path(source).stem if source else "tune"))
-    acq, settings = check_acquisition(data.get("acquisition", {}), run["strategy"], fail)
-    if settings.batch_size != 1:
-        fail(f"[acquisition] batch_size = {settings.batch_size} is for the compiled loop (run, compare); tune "
+    given = settings_tables(data, fail)
+    settings = build_settings(run["strategy"], given, fail)
+    if settings.batch.size != 1:
+        fail(f"[settings.batch] size = {settings.batch.size} is for the compiled loop (run, compare); tune "
              "evaluates in parallel with --workers N or [workers] n (asynchronous, pending points)")
     workers = WORKERS.validate(data.get("workers", {}), fail)
     if workers["executor"] == "dask" and not workers["scheduler"]:
@@ -432,7 +435,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         budget_wall_clock_s=budget["wall_clock_s"], budget_evaluations=budget["evaluations"],
         strategy=run["strategy"], seed=run["seed"], out=out, workers=workers["n"], executor=workers["executor"],
         scheduler=workers["scheduler"], connect_timeout_s=workers["connect_timeout_s"], pending=workers["pending"],
-        acquisition=types.MappingProxyType(acq), source=source,
+        settings_table=types.MappingProxyType(given), source=source,
         base_dir=str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd()), **fields)
 
 

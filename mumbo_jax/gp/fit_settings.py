@@ -1,0 +1,59 @@
+"""The settings of a hyper-parameter fit: :class:`FitSettings` (maximum marginal
+likelihood by L-BFGS, and how often the BO loops refit) and :class:`MCMCSettings`
+(NUTS samples of the hyper-parameters instead of a point estimate).
+
+The defaults are the BO loops' and those of the functional entry points
+(:func:`mumbo_jax.gp.fitting.fit`, :func:`mumbo_jax.gp.marginal.nuts_samples`): a
+model rebuilt from the functional pieces fits as the loop does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mumbo_jax import knobs
+from mumbo_jax.knobs import knob
+
+__all__ = ["FitSettings", "MCMCSettings"]
+
+
+@dataclasses.dataclass(frozen=True)
+class FitSettings:
+    """How the hyper-parameters are fitted (maximum marginal likelihood, L-BFGS)."""
+
+    restarts: int = knob(2, "L-BFGS starts of a refit (the previous hyper-parameters, the defaults, then random "
+                         "perturbations). The refit dominates a step's cost; the warm start from the previous step "
+                         "usually converges in a few iterations.", low=1, cap=1_000, old="fit_restarts")
+    max_iter: int = knob(50, "L-BFGS iterations per start.", low=1, cap=100_000, old="fit_max_iter")
+    refit_every: int = knob(1, "The BO loops refit at steps k with k % refit_every == 0; the steps between "
+                            "condition on all the data with the previous hyper-parameters (one Cholesky). 1 refits "
+                            "every step; long runs with hundreds of observations use 10-25.", low=1,
+                            cap=1_000_000, old="refit_every")
+
+    def __post_init__(self):
+        knobs.check(self, "fit.")
+
+
+@dataclasses.dataclass(frozen=True)
+class MCMCSettings:
+    """Marginalised hyper-parameters: NUTS samples (BlackJAX) instead of the MAP alone."""
+
+    samples: int = knob(0, "0: the hyper-parameters are a point estimate (MAP). S >= 2: at every refit, after the "
+                        "MAP fit, NUTS draws S - 1 samples of their posterior; with the MAP as sample 0 the S "
+                        "posteriors are conditioned in one vmap, g* is sampled under each (each on 1/S of the "
+                        "default grid), the acquisition is averaged over them and the recommendation uses the "
+                        "mixture's moments. Rules that sample g* only, one evaluation per step.", low=0,
+                        cap=100_000, old="hmc_samples")
+    warmup: int = knob(50, "NUTS window-adaptation steps per refit (step size and mass matrix).", low=0,
+                       cap=100_000, old="hmc_warmup")
+    max_doublings: int = knob(4, "NUTS tree depth: at most 2 ** depth leapfrog steps per draw.", low=0, cap=20,
+                              old="hmc_max_doublings")
+
+    def __post_init__(self):
+        knobs.check(self, "mcmc.")
+        if self.samples == 1:
+            raise ValueError("mcmc.samples must be 0 (MAP hyper-parameters) or at least 2 (the MAP and NUTS "
+                             "draws), got 1")
+        if self.samples and (self.warmup < 1 or self.max_doublings < 1):
+            raise ValueError(f"mcmc.warmup and mcmc.max_doublings must be >= 1 with mcmc.samples > 0, got "
+                             f"{self.warmup} and {self.max_doublings}")
