@@ -367,11 +367,9 @@ def _paired_p(a, b):
     """``(seeds where a < b, seeds where a > b, two-sided Wilcoxon signed-rank p)`` of
     paired regrets, the test on their log10 (as ``mumbo-jax compare`` and the protocol:
     regrets span orders of magnitude; floored at 1e-12; p = 1 when they never differ)."""
-    from scipy import stats
-
     a, b = np.asarray(a, float), np.asarray(b, float)
     la, lb = np.log10(np.maximum(a, 1e-12)), np.log10(np.maximum(b, 1e-12))
-    p = 1.0 if np.all(la == lb) else float(stats.wilcoxon(la, lb).pvalue)
+    p = 1.0 if np.all(la == lb) else _compare_module().wilcoxon_p(la - lb)
     return int(np.sum(a < b)), int(np.sum(a > b)), p
 
 
@@ -649,6 +647,34 @@ def render_gpu_fit_speed(root, rel=None):
     return "\n".join(lines) + "\n"
 
 
+def render_gpu_large_n(root, rel=None):
+    """One decision at large n on a lent GPU (``bash experiments/performance/gpu_large_n.sh``;
+    ``rel``: the file under docs/data/gpu)."""
+    runs = _load(root, f"docs/data/gpu/{rel or 'decision_large_n_h200.json'}")
+    lines = ["| n | buffer rows | start of the fit | decision | fit | g* | maximisation | first call (compiles) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        start = "fitted (two starts)" if run["start"] == "fitted" else "default hyper-parameters"
+        for r in run["rows"]:
+            lines.append(f"| {r['n']} | {r['buffer_rows']} | {start} | {r['ask_s']:.3f} s | {r['fit_s']:.3f} s | "
+                         f"{r['gstar_s']:.3f} s | {r['maximise_s']:.3f} s | {r['first_call_s']:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def render_icm_fit(root, rel=None):
+    """The two ICM Grams in the same fit (``python experiments/performance/bench_icm_fit.py``)."""
+    data = _load(root, rel or "docs/data/bench_icm_fit.json")
+    names = {"dense": "dense (`ICMModel.gram`)", "tinygp": "tinygp (`kernels.ICM`)"}
+    lines = ["| n | Gram | trace + lower | XLA compile | fit | best objective |", "|---|---|---|---|---|---|"]
+    for r in data["results"]:
+        for kind in ("dense", "tinygp"):
+            v = r[kind]
+            ratio = f" ({v['fit_s'] / r['dense']['fit_s']:.2f}x)" if kind == "tinygp" else ""
+            lines.append(f"| {r['n']} | {names[kind]} | {v['lower_s']:.1f} s | {v['compile_s']:.1f} s | "
+                         f"{v['fit_s']:.3g} s{ratio} | {v['loss']:.6f} |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
@@ -657,7 +683,8 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "profile_decision": render_profile_decision, "sweep_timing": render_sweep_timing,
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
-             "gpu_fit_speed": render_gpu_fit_speed}
+             "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
+             "icm_fit": render_icm_fit}
 
 
 # --------------------------------------------------------------------------- driver

@@ -298,3 +298,28 @@ batch.rule = "believer"
     assert s["batch_size"] == 2 and len(s["z"]) in (2, 4)  # whole batches, never past max_evals = 5
     assert [o is not None for o in s["overheads"]] == [True, False] * (len(s["z"]) // 2)  # one record per batch
     assert (tmp_path / "out" / "comparison.png").stat().st_size > 10_000
+
+
+def test_wilcoxon_p_is_exact_without_ties_and_normal_with_them():
+    """The signed-rank p-value against enumerating all 2^n sign patterns (no ties) and the
+    tie-corrected normal approximation written out (ties): the same on every scipy release."""
+    import itertools
+
+    from scipy import stats as sps
+
+    from mumbo_jax.run.compare import wilcoxon_p
+
+    d = np.random.default_rng(0).normal(size=10)
+    ranks = sps.rankdata(np.abs(d))
+    t = ranks[d > 0].sum()
+    totals = np.array(list(itertools.product([0, 1], repeat=10))) @ ranks
+    exact = min(1.0, 2 * min(np.mean(totals <= t), np.mean(totals >= t)))
+    assert wilcoxon_p(d) == pytest.approx(exact, rel=1e-12)
+
+    d = np.repeat([0.5, -0.2, 1.0, 0.3, 0.7], 4) * np.tile([1, 1, 1, -1], 5)  # n = 20, every |d| four times
+    ranks = sps.rankdata(np.abs(d))
+    n, t = len(d), ranks[d > 0].sum()
+    _, counts = np.unique(np.abs(d), return_counts=True)
+    var = n * (n + 1) * (2 * n + 1) / 24 - np.sum(counts ** 3 - counts) / 48
+    normal = 2 * sps.norm.sf(abs(t - n * (n + 1) / 4) / np.sqrt(var))
+    assert wilcoxon_p(d) == pytest.approx(normal, rel=1e-10)

@@ -3,7 +3,8 @@ refactor: the inputs and fidelities that ask/tell chooses after the initial desi
 final recommendation, on the paper's problems for the paper's rule and the default.
 
 A refactor that means to change nothing (settings as records, models as types, rules in
-registries) must reproduce them; a change that means to change decisions regenerates the
+registries) must reproduce them (on the JAX release that wrote the reference: another
+release compiles other rounding, and the test skips); a change that means to change decisions regenerates the
 reference with ``python tests/test_decisions.py --write`` and says so in its commit.
 
 The CI run checks two cases; ``pytest -m slow tests/test_decisions.py`` checks every case
@@ -15,6 +16,7 @@ import pathlib
 import sys
 
 import jax
+import jaxlib
 import numpy as np
 import pytest
 
@@ -75,7 +77,14 @@ def _key(problem, rule, batch_size):
 
 
 def _check(problem, rule, batch_size):
-    reference = json.loads(REFERENCE.read_text())[_key(problem, rule, batch_size)]
+    data = json.loads(REFERENCE.read_text())
+    written = data["_written_with"]
+    if (jax.__version__, jaxlib.__version__) != (written["jax"], written["jaxlib"]):
+        # another XLA compiles other rounding, which the maximiser amplifies: the replay is a
+        # check of refactors on one stack, not of agreement across JAX releases
+        pytest.skip(f"reference written with jax {written['jax']}, jaxlib {written['jaxlib']}; this is "
+                    f"{jax.__version__}, {jaxlib.__version__}")
+    reference = data[_key(problem, rule, batch_size)]
     got = decisions(problem, rule, batch_size)
     assert got["z"] == reference["z"], f"fidelities changed: {got['z']} vs {reference['z']}"
     np.testing.assert_allclose(got["x"], reference["x"], rtol=0, atol=1e-6, err_msg="inputs changed")
@@ -102,7 +111,7 @@ if __name__ == "__main__":
     from mumbo_jax.run.cli import deterministic_xla_flags
 
     deterministic_xla_flags()  # the test processes' flags (tests/conftest.py), before JAX starts
-    out = {}
+    out = {"_written_with": {"jax": jax.__version__, "jaxlib": jaxlib.__version__}}
     for case in FAST_CASES + SLOW_CASES:
         out[_key(*case)] = decisions(*case)
         print(_key(*case), out[_key(*case)]["z"], flush=True)

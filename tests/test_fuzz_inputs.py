@@ -6,6 +6,7 @@ or the standard library."""
 import copy
 import json
 import math
+import os
 import traceback
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import mumbo_jax
 from mumbo_jax.bo import asktell
 from mumbo_jax.run import config as run_config
 from mumbo_jax.run.schema import ConfigError
@@ -29,10 +31,13 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
                       max_leaves=8)
 
 
+PACKAGE_DIR = os.path.dirname(os.path.abspath(mumbo_jax.__file__))
+
+
 def raised_by_library(exc: BaseException) -> bool:
     """Whether ``exc`` was raised by a line of mumbo_jax (not inside a dependency)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and "mumbo_jax" in frames[-1].filename and "site-packages" not in frames[-1].filename
+    frames = traceback.extract_tb(exc.__traceback__)  # the package's own folder, wherever it is installed
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(PACKAGE_DIR + os.sep)
 
 
 def check_library_error(call):

@@ -38,7 +38,7 @@ from mumbo_jax.run.schema import ConfigError
 from mumbo_jax.run.settings_config import upgrade_record
 from mumbo_jax.run.x64 import with_x64
 
-__all__ = ["THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
+__all__ = ["wilcoxon_p", "THRESHOLDS", "cost_to_reach", "regret_at_cost", "summarise_strategy", "markdown_table", "paired_comparison",
            "holm_adjust", "paired_comparisons", "paired_table", "plot_comparison", "seed_groups", "merge_records",
            "run_compare", "render"]
 
@@ -135,10 +135,34 @@ def paired_comparison(reference: list[dict], other: list[dict], floor: float = 1
     tied = np.isclose(a, b, rtol=0.0, atol=1e-9)
     p = None
     if common and not tied.all():
-        p = float(stats.wilcoxon(d[~tied]).pvalue)
+        p = wilcoxon_p(d[~tied])
     return {"n": len(common), "reference_lower": int(np.sum((d < 0) & ~tied)),
             "other_lower": int(np.sum((d > 0) & ~tied)), "ties": int(np.sum(tied)),
             "median_log10_ratio": float(np.median(d)) if common else None, "p_value": p}
+
+
+def wilcoxon_p(d) -> float:
+    """Two-sided p-value of the Wilcoxon signed-rank test of paired differences ``d [n]``,
+    with the method chosen explicitly as scipy >= 1.15 chooses it for ``method="auto"``:
+    the exact null distribution for n <= 50 without ties or zeros, else the normal
+    approximation with the tie correction (a permutation test for n <= 13 with ties).
+    Older scipy chose the exact distribution despite ties, so p-values (and the committed
+    tables' verdicts) would depend on the installed release."""
+    from scipy import stats
+
+    d = np.asarray(d, float)
+    nonzero = np.abs(d[d != 0])
+    ties = len(np.unique(nonzero)) < len(nonzero)
+    if len(d) <= 50 and not ties and len(nonzero) == len(d):
+        method = "exact"
+    elif len(d) <= 50 and len(d) <= 13:
+        method = stats.PermutationMethod()
+    else:
+        method = "asymptotic"
+    try:
+        return float(stats.wilcoxon(d, method=method).pvalue)
+    except ValueError:  # scipy < 1.15 names the normal approximation "approx"
+        return float(stats.wilcoxon(d, method="approx").pvalue)
 
 
 def holm_adjust(p_values) -> list:
