@@ -135,7 +135,7 @@ class ICMModel(DiscreteModel):
         """Hyper-parameters of the model with ``target_floor = 0`` whose kernel equals
         that of ``params`` under this floor: ``target_floor * (W W^T)_00`` moved into
         kappa_0. Lets fits under different floors be compared and used by one
-        floor-free program (``BOSettings.target_floor_cv``). Traceable."""
+        floor-free program. Traceable."""
         if self.target_floor == 0:
             return params
         extra = self.target_floor * self.shared_target_variance(params)

@@ -440,7 +440,7 @@ def loo_log_density(post: Posterior) -> jax.Array:
     observations in standardised units, 0 at padding (Rasmussen & Williams eq. 5.10-5.11:
     mean y_i - alpha_i / [K^-1]_ii, variance 1 / [K^-1]_ii). Summed over some rows it
     scores a model by how well it predicts them from the rest
-    (``BOSettings.target_floor_cv``; tests/test_floor_cv.py against dense conditioning)."""
+    (the robust rule's model comparison; tests/test_floor_cv.py against dense conditioning)."""
     require_x64("calling posterior.loo_log_density")
     kinv_diag = jnp.sum(jnp.square(post.chol_inv), axis=0)  # diag(L^-T L^-1) > 0
     safe = jnp.where(post.mask > 0, kinv_diag, 1.0)
