@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MUMBO_JAX_CACHE": "off"}
 
@@ -20,11 +22,17 @@ max_evals = 100
 """
 
 
-def interrupt_after(argv, ready: str, tmp_path, wait=3.0):
-    """Start ``mumbo-jax argv``, wait for ``ready`` on stdout and ``wait`` s more, send
-    SIGINT: ``(exit code, seconds to exit, stderr)``."""
+def _block_sigint():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def interrupt_after(argv, ready: str, tmp_path, wait=3.0, blocked=False):
+    """Start ``mumbo-jax argv`` (with SIGINT blocked in its mask if ``blocked``, as a
+    library's helper-process launch can leave it), wait for ``ready`` on stdout and
+    ``wait`` s more, send SIGINT: ``(exit code, seconds to exit, stderr)``."""
     proc = subprocess.Popen([sys.executable, "-m", "mumbo_jax", *argv], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=_block_sigint if blocked else None)
     deadline = time.time() + 120
     while time.time() < deadline:
         line = proc.stdout.readline()
@@ -32,10 +40,17 @@ def interrupt_after(argv, ready: str, tmp_path, wait=3.0):
             break
     time.sleep(wait)
     assert proc.poll() is None, proc.stderr.read()
+    # the child's signal masks (blocked, ignored, caught), named if it does not stop
+    masks = {k: v.strip() for k, v in (line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text()
+                                       .splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt")))}
     t0 = time.perf_counter()
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"no exit 30 s after SIGINT; the child's signal masks then: {masks}; this "
+                             f"process's SIGINT handler {signal.getsignal(signal.SIGINT)}, blocked "
+                             f"{sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -46,9 +61,10 @@ def interrupt_after(argv, ready: str, tmp_path, wait=3.0):
     return proc.returncode, took, err
 
 
-def test_run_stops_within_a_second_inside_the_compiled_loop(tmp_path):
+@pytest.mark.parametrize("blocked", [False, True], ids=["plain", "started-with-sigint-blocked"])
+def test_run_stops_within_a_second_inside_the_compiled_loop(tmp_path, blocked):
     (tmp_path / "slow.toml").write_text(SLOW_RUN)
-    code, took, err = interrupt_after(["run", "slow.toml", "--out", "o"], "compiles", tmp_path)
+    code, took, err = interrupt_after(["run", "slow.toml", "--out", "o"], "compiles", tmp_path, blocked=blocked)
     assert code == 130, err
     assert took < 1.5, took
     assert "interrupted" in err

@@ -341,6 +341,10 @@ def interrupt_watcher():
     wakeup fd and ends the thread (a no-op outside the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
+    # a parent that spawned this process with SIGINT blocked (a library's helper-process
+    # launch blocks it around the fork) would leave Ctrl-C pending forever: unblock it here,
+    # before JAX starts its threads (they inherit this thread's mask)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     r, w = os.pipe()
     os.set_blocking(w, False)
     try:
