@@ -22,8 +22,15 @@ max_evals = 100
 """
 
 
-def _block_sigint():
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+def _child_signals(blocked: bool):
+    """The child's SIGINT as a terminal gives it (default disposition: a test process can
+    inherit it ignored, e.g. from a library's helper-process launch earlier in the same
+    worker, and an ignored SIGINT is inherited across exec), optionally blocked."""
+    def setup():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return setup
 
 
 def interrupt_after(argv, ready: str, tmp_path, wait=3.0, blocked=False):
@@ -32,7 +39,7 @@ def interrupt_after(argv, ready: str, tmp_path, wait=3.0, blocked=False):
     ``wait`` s more, send SIGINT: ``(exit code, seconds to exit, stderr)``."""
     proc = subprocess.Popen([sys.executable, "-m", "mumbo_jax", *argv], env=ENV, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            preexec_fn=_block_sigint if blocked else None)
+                            preexec_fn=_child_signals(blocked))
     deadline = time.time() + 120
     while time.time() < deadline:
         line = proc.stdout.readline()
