@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
@@ -60,7 +59,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.bo import kernel, optimize, rules
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
-from mumbo_jax.bo.registry import Registry, check_name
+from mumbo_jax.bo.registry import Registry, check_name, frozen_options
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
 
@@ -128,9 +127,7 @@ class BatchRule:
         check_name(self.name, "batch rule")
         if not callable(self.build):
             raise ValueError(f"batch rule {self.name!r}: build must be callable, a function of a BatchContext")
-        if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
-            raise ValueError(f"batch rule {self.name!r}: options must be a mapping with string keys")
-        object.__setattr__(self, "options", types.MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "options", frozen_options(self.options, "batch rule", self.name))
 
     def with_options(self, name: str | None = None, **changes) -> "BatchRule":
         """A copy with some knobs changed (and, to register it beside this one, a new

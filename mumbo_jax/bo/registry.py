@@ -17,6 +17,7 @@ imported twice); another record under a taken name is a ValueError.
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterable, Iterator
 
@@ -29,6 +30,14 @@ def check_name(name, kind: str) -> None:
     """ValueError unless ``name`` is snake_case (lower-case letters, digits, ``_``)."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"{kind} name must be snake_case (lower-case letters, digits, '_'), got {name!r}")
+
+
+def frozen_options(options, kind: str, name: str):
+    """``options`` as a read-only mapping; ValueError unless it is a mapping with string
+    keys (a record's own knobs: ``Rule.options``, ``BatchRule.options``)."""
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise ValueError(f"{kind} {name!r}: options must be a mapping with string keys")
+    return types.MappingProxyType(dict(options))
 
 
 class Registry(Mapping):

@@ -44,7 +44,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-import types
 import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
@@ -55,7 +54,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.incumbent import incumbent_by_rule
-from mumbo_jax.bo.registry import Names, Registry, check_name
+from mumbo_jax.bo.registry import Names, Registry, check_name, frozen_options
 from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
@@ -128,9 +127,7 @@ class Rule:
         check_name(self.name, "rule")
         if not callable(self.acquisition):
             raise ValueError(f"rule {self.name!r}: acquisition must be callable, a function of a Context")
-        if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
-            raise ValueError(f"rule {self.name!r}: options must be a mapping with string keys")
-        object.__setattr__(self, "options", types.MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "options", frozen_options(self.options, "rule", self.name))
         object.__setattr__(self, "kinds", tuple(self.kinds))
         if self.space not in ("all", "target"):
             raise ValueError(f"rule {self.name!r}: space must be 'all' or 'target', got {self.space!r}")
