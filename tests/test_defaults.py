@@ -46,6 +46,9 @@ def test_paper_configs_keep_the_papers_rule_and_their_recommendation(name):
     assert (settings.strategy, settings.recommendation.rule) == ("mumbo", "global")
 
 
+@pytest.mark.slow  # ~23 s of the default run; the default rule's spend bound over a compiled run
+# (tests/test_robust.py) and the robust rule's ask/tell decisions (tests/test_decisions.py,
+# currin-robust) stay in CI
 def test_asktell_defaults_decide_with_the_guard():
     """One default decision after the design on a problem whose cheap source is
     anti-correlated: the guard's cheap spend bound holds (share 0.5 of the BO spend plus

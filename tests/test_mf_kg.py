@@ -216,14 +216,17 @@ def test_mf_kg_is_registered_with_its_options():
             mf_kg.check_options({**rule.options, **bad})
 
 
-def test_mf_kg_runs_in_the_loop_and_a_variant_sees_its_own_options():
-    # (tests/test_loop.py runs every registered rule, this one included, through both
-    # drivers and checks that they agree; here one short compiled run)
+@pytest.mark.slow  # ~10 s of the default run; tests/test_loop.py runs mf_kg through both drivers in CI
+def test_mf_kg_runs_in_the_loop():
     prob = problems.get_problem("forrester")
     h = tasks.run_problem(prob, 1e9, [0], with_(FAST, strategy="mf_kg"), max_evals=2)
     assert int(h.n_evals[0]) == 2 and np.all(np.isfinite(h.regret[0, :3]))
     assert set(h.z[0, :2].astype(int)) <= {0, 1, 2}
-    # the knob: a variant registered under its own name sees its own options
+
+
+def test_a_variant_of_mf_kg_sees_its_own_options():
+    # a variant registered under its own name sees its own options
+    prob = problems.get_problem("forrester")
     small = rules.register(mf_kg.MF_KG.with_options(name="mf_kg_small_test", n_random=4, n_best=1))
     try:
         seen = []

@@ -59,7 +59,9 @@ def _best_random(acq, space, bounds, n, key):
     return float(jnp.max(acq(x, z) / space.cost(z)))
 
 
-@pytest.mark.parametrize("name", ["hartmann3", "currin_continuous"])
+# the continuous fidelity's case under -m slow (~15 s of the default run); the default run
+# keeps its cost-value trade-off (test_continuous_fidelity_trades_cost_against_value)
+@pytest.mark.parametrize("name", ["hartmann3", pytest.param("currin_continuous", marks=pytest.mark.slow)])
 def test_maximiser_beats_100k_random_candidates(name, fixed_posterior):
     prob, task, post, gstar = fixed_posterior(name)
     acq = jax.tree_util.Partial(mumbo_alpha, post, task.target, gstar)

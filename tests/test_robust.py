@@ -143,6 +143,8 @@ def _state(task, bench, x, z, n_design):
     return kernel.init(task, jnp.asarray(x), jnp.asarray(z, float), y, n_design=n_design)
 
 
+@pytest.mark.slow  # ~18 s of the default run; the bound at every step of a robust run stays in CI
+# (test_a_robust_run_keeps_its_spend_bound_and_target_choices)
 def test_guard_spends_no_more_than_its_share(currin):
     pb, task, bench = currin
     rng = np.random.default_rng(0)

@@ -58,13 +58,15 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("strategy", ["ei", pytest.param("mumbo", marks=pytest.mark.slow)])
+@pytest.mark.slow  # ~53 s of the default run (a 4-device subprocess compiling two drivers)
+@pytest.mark.parametrize("strategy", ["ei", "mumbo"])
 def test_sharded_seeds_make_the_decisions_of_one_device(strategy):
     """The contract (one seed per device; padded lanes; the decisions, y and the
     recommendation of seeds run one after another on one device) on EI, the cheapest
-    lock-step programs to compile, in the default run (measured 142 s against 164 s for
-    MUMBO, one process on a loaded 2-core machine); on MUMBO (g* sampling and the gain
-    under sharding too) with ``-m slow``."""
+    lock-step programs to compile, and on MUMBO (g* sampling and the gain under sharding
+    too); under ``-m slow``. The default run keeps the mesh's checks
+    (:func:`test_mesh_checks`) and the lock-step programs sharding runs on one device
+    (tests/test_loop.py, lock-step batching against ask/tell)."""
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # ~1 minute on an idle 2-core machine; the limit only guards against a hang (a loaded
