@@ -209,6 +209,18 @@ def test_worker_time_limit_kills_and_recovers(tmp_path):
         w.close()
 
 
+def test_closing_a_dead_worker_with_unsent_bytes_does_not_raise(tmp_path):
+    """A worker that died with a message still buffered for it (a close() during a crash's
+    shutdown, whose "stop" could not reach it): closing its pipes flushes into a broken
+    pipe, which close() swallows (it raised BrokenPipeError out of the tuner's shutdown)."""
+    w = tuning.Worker("obj.py:f", str(tmp_path), time_limit=1.0)
+    w.proc = subprocess.Popen([sys.executable, "-c", "pass"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    w.proc.wait()
+    w.proc.stdin.write(b"x" * 100)  # buffered, not flushed
+    w.close()
+    assert w.proc is None
+
+
 # ---------------------------------------------------------------------------- runs without BO steps
 
 

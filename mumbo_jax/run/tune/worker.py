@@ -94,8 +94,11 @@ class Worker:
             if self.proc.poll() is None:
                 self.proc.kill()
             self.proc.wait()
-            self.proc.stdin.close()
-            self.proc.stdout.close()
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                try:
+                    pipe.close()
+                except OSError:  # stdin still held bytes for the dead process: closing flushes them
+                    pass
         self.proc = None
 
     def evaluate(self, x: dict, fidelity) -> dict:
