@@ -17,6 +17,26 @@ FAST = BOSettings(strategy="mumbo", recommendation=RecommendationSettings(rule="
                   fit=FitSettings(restarts=2, max_iter=30),
                   rule=RuleSettings(mtbo_samples=20, mtbo_representers=10, mtbo_fantasies=3))
 
+# FAST as config tables, for the tests that go through a config file (run, compare): the same
+# programs as the in-process tests, which the run's shared compilation cache then serves
+# (tests/conftest.py); tests/test_config.py checks that it loads as FAST's records
+FAST_TOML = """
+[settings.gstar]
+samples = 5
+grid = 500
+[settings.maximiser]
+n_candidates = 200
+n_starts = 2
+polish_steps = 5
+[settings.fit]
+restarts = 2
+max_iter = 30
+"""
+FAST_RECOMMENDATION_TOML = """
+[settings.recommendation]
+rule = "global"
+"""
+
 
 def with_(settings, **changes):
     """``settings`` with some fields changed (a record as a dict of some of its fields)."""

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.run import cli, plots
+from tests.bo_helpers import FAST_RECOMMENDATION_TOML, FAST_TOML
 
 TINY = """\
 # a tiny smoke run
@@ -20,19 +21,7 @@ budget = 10
 seeds = 1
 max_evals = 3
 
-[settings.gstar]
-samples = 2
-grid = 200
-
-[settings.maximiser]
-n_candidates = 64
-n_starts = 2
-polish_steps = 3
-
-[settings.fit]
-restarts = 1
-max_iter = 3
-"""
+""" + FAST_TOML + FAST_RECOMMENDATION_TOML
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -70,8 +59,8 @@ def test_run_results_json(tiny_run):
     res = json.loads((out / "results.json").read_text())
     assert res["config"]["run"]["problem"] == "forrester"
     assert res["config"]["run"]["out"] == str(out)  # the --out override is recorded
-    assert res["settings"]["maximiser"]["n_candidates"] == 64
-    assert res["config"]["settings"]["maximiser"]["n_candidates"] == 64  # the config as given, by record
+    assert res["settings"]["maximiser"]["n_candidates"] == 200
+    assert res["config"]["settings"]["maximiser"]["n_candidates"] == 200  # the config as given, by record
     assert res["problem"]["optimum_value"] == pytest.approx(-6.0207400557670825)
     assert res["wall_time_s"] > 0
     (seed,) = res["seeds"]

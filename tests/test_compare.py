@@ -11,6 +11,7 @@ from mumbo_jax.run import cli, compare
 from mumbo_jax.run.config import (
     DEPRECATED_LABELS, STRATEGY_PRESETS, ConfigError, load_compare_config, parse_compare_config,
 )
+from tests.bo_helpers import FAST_RECOMMENDATION_TOML, FAST_TOML
 
 BASE = {"compare": {"problem": "forrester", "budget": 30, "strategies": ["mumbo-10", "ei"]}}
 
@@ -160,15 +161,7 @@ def test_paired_table_adjusts_over_its_rows():
         compare.paired_comparisons(records, "kg")
 
 
-SMALL_ACQUISITION = """[settings.maximiser]
-n_candidates = 100
-n_starts = 2
-polish_steps = 3
-[settings.gstar]
-grid = 300
-[settings.fit]
-max_iter = 20
-"""  # the maximiser and fit settings of the small end-to-end compare runs
+SMALL_ACQUISITION = FAST_TOML + FAST_RECOMMENDATION_TOML  # the settings of the small end-to-end compare runs
 
 
 def test_compare_cli_end_to_end(tmp_path, capsys):
@@ -250,10 +243,7 @@ seeds = 2
 max_evals = 3
 strategies = ["ei", "random"]
 out = "OUT"
-[settings]
-maximiser = {n_candidates = 100, n_starts = 2, polish_steps = 3}
-fit.max_iter = 20
-"""
+""" + FAST_TOML + FAST_RECOMMENDATION_TOML
     runs = {}
     for workers in (1, 2):
         out = tmp_path / f"w{workers}"

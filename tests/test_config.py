@@ -257,3 +257,14 @@ def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):
     other = parse_config({"run": old["run"], "settings": {"gstar": {"samples": 4}, "fit": {"restarts": 1}}})
     with pytest.raises(ConfigError, match=r"\[settings\] gstar differ"):
         runner.previous_seeds(other, tmp_path, resume=True, force=False)
+
+
+def test_the_tests_fast_tables_load_as_fast(tmp_path):
+    """tests/bo_helpers.FAST_TOML (+ its recommendation table) is FAST as config tables:
+    the config-file tests compile the programs the in-process tests compile."""
+    from tests.bo_helpers import FAST, FAST_RECOMMENDATION_TOML, FAST_TOML
+
+    cfg = load_config(write(tmp_path, minimal(strategy='"mumbo"') + FAST_TOML + FAST_RECOMMENDATION_TOML))
+    settings = settings_from_config(cfg)
+    for record in ("strategy", "gstar", "maximiser", "fit", "recommendation"):
+        assert getattr(settings, record) == getattr(FAST, record), record

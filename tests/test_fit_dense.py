@@ -92,6 +92,9 @@ def test_gaussian_nll_against_scipy_and_inf_when_indefinite():
     assert fit.gaussian_nll(indefinite, jnp.ones(2)) == jnp.inf
 
 
+@pytest.mark.slow  # ~12 s of the default run; it composes two checks that stay in CI: the objective
+# equals tinygp's in value and gradient (above), and the fit reaches scipy L-BFGS-B's optimum of
+# it (tests/test_fit.py)
 def test_fit_reaches_the_tinygp_objectives_optimum():
     """fit_params (dense objective) against scipy's L-BFGS-B on the tinygp objective."""
     spec, scaling, x, z, y, mask = _setup(60, 64)

@@ -15,8 +15,10 @@ from mumbo_jax.bo import incumbent, kernel, robust, rules
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax import BOSettings
 from mumbo_jax.gp import models, posterior, reliability
+from tests import bo_helpers
 
-FAST = dict(maximiser={"n_candidates": 200, "n_starts": 4, "polish_steps": 5}, fit={"max_iter": 20})
+# the small settings of the other BO tests (their programs are shared within a test run)
+FAST = dict(gstar=bo_helpers.FAST.gstar, maximiser=bo_helpers.FAST.maximiser, fit=bo_helpers.FAST.fit)
 
 
 def _gram(spec, scaling, params, xa, za, xb, zb):

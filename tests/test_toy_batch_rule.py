@@ -18,7 +18,7 @@ from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.gp import marginal, posterior
 from mumbo_jax.run import cli
 from mumbo_jax.run.settings_config import SETTINGS_SECTIONS
-from tests.bo_helpers import FAST, drive, with_
+from tests.bo_helpers import FAST, FAST_TOML, drive, with_
 
 BATCH = "independent"
 LATEST = "latest"
@@ -112,13 +112,7 @@ size = 2
 rule = "{BATCH}"
 [settings.recommendation]
 rule = "{LATEST}"
-[settings.maximiser]
-n_candidates = 100
-n_starts = 2
-polish_steps = 3
-[settings.fit]
-max_iter = 20
-""")
+""" + FAST_TOML)
     assert cli.main(["run", str(cfg)]) == 0
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     assert res["complete"] and res["settings"]["batch"]["rule"] == BATCH

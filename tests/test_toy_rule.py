@@ -15,19 +15,10 @@ from mumbo_jax.bo import rules
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax import BOSettings
 from mumbo_jax.run import cli, config
-from tests.bo_helpers import FAST, drive, with_
+from tests.bo_helpers import FAST, FAST_TOML, drive, with_
 
 NAME = "variance_reduction"
-SMALL = """
-[settings.maximiser]
-n_candidates = 100
-n_starts = 2
-polish_steps = 3
-[settings.gstar]
-grid = 300
-[settings.fit]
-max_iter = 20
-"""
+SMALL = FAST_TOML
 
 
 @pytest.fixture
