@@ -675,6 +675,28 @@ def render_icm_fit(root, rel=None):
     return "\n".join(lines) + "\n"
 
 
+def render_compile(root, rel=None):
+    """XLA compile per buffer size, with and without XLA's CPU fusion emitters
+    (``python experiments/performance/bench_compile.py --ns 40,300 --out ...``), and a cold
+    run's share of compiling (``python experiments/performance/cold_run_split.py``)."""
+    lines = ["| XLA CPU fusion emitters | n | first ask (compiles) | trace + lower | XLA compile | of which the "
+             "maximisation | of which the fit | warm ask |", "|---|---|---|---|---|---|---|---|"]
+    for name, label in (("compile_split_robust.json", "on (XLA's default)"),
+                        ("compile_split_robust_no_fusion_emitters.json", "off (`--xla_cpu_use_fusion_emitters=false`)")):
+        data = _load(root, f"docs/data/compile/{name}")
+        for r in data["rows"]:
+            programs = dict(r["programs"])
+            lines.append(f"| {label} | {r['n']} | {r['cold_s']:.1f} s | {r['trace'] + r['lower']:.1f} s | "
+                         f"{r['xla']:.1f} s | {programs.get('jit(_maximise)', 0):.1f} s | "
+                         f"{programs.get('jit(_fit)', 0):.1f} s | {r['warm_s']:.3f} s |")
+    cold = _load(root, rel or "docs/data/cold_run_split_hartmann3.json")
+    lines += ["", "| cold run | wall | compiling | share | programs compiled | BO evaluations |", "|---|---|---|---|---|---|",
+              f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {cold['wall_s']:.0f} s | "
+              f"{cold['compile_s']:.0f} s | {100 * cold['compile_share']:.0f} % | {cold['programs_compiled']} | "
+              f"{', '.join(str(v) for v in cold['bo_evaluations'])} |"]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
@@ -684,7 +706,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit}
+             "icm_fit": render_icm_fit, "compile": render_compile}
 
 
 # --------------------------------------------------------------------------- driver

@@ -96,6 +96,7 @@ def main(argv=None):
         for name, s in _programs:
             print(f"    {s:6.2f} s  {name}")
     if args.out:
+        pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         pathlib.Path(args.out).write_text(json.dumps(dict(strategy=args.strategy, rows=rows,
                                                           xla_flags=os.environ.get("XLA_FLAGS")), indent=1) + "\n")
 

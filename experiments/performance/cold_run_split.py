@@ -1,0 +1,77 @@
+"""How much of a cold run is compilation: ``mumbo-jax run <config> --seeds 1`` in this
+process with an empty persistent compilation cache, JAX's tracing, lowering and XLA
+compile seconds summed from ``jax.monitoring`` against the run's wall time.
+
+    taskset -c 1 python experiments/performance/cold_run_split.py [--config hartmann3] [--seeds 1]
+        [--out docs/data/cold_run_split.json]
+
+Prints the wall seconds, the compile seconds (trace / lower / XLA), their share of the wall
+time, the number of programs XLA compiled and the buffer sizes the run reached. The cache
+folder is a fresh temporary one (``MUMBO_JAX_CACHE``), so every program compiles, as on a
+user's first run; the CLI's deterministic single-thread XLA flags apply. Run it on an idle
+core: compile seconds scale with the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace", "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+          "/jax/core/compile/backend_compile_duration": "xla"}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="hartmann3")
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args(argv)
+
+    work = pathlib.Path(tempfile.mkdtemp(prefix="mumbo-cold-run-"))
+    os.environ["MUMBO_JAX_CACHE"] = str(work / "xla")  # empty: a first run
+    from mumbo_jax.run import cli  # sets the deterministic XLA flags before JAX starts
+
+    cli.deterministic_xla_flags()
+    import jax
+
+    seconds: dict = collections.defaultdict(float)
+    compiled = [0]
+
+    def on_duration(event, duration, **_):
+        if event in EVENTS:
+            seconds[EVENTS[event]] += duration
+            compiled[0] += event.endswith("backend_compile_duration")
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    out = work / "run"
+    t0 = time.perf_counter()
+    code = cli.main(["run", args.config, "--seeds", str(args.seeds), "--out", str(out)])
+    wall = time.perf_counter() - t0
+    if code != 0:
+        raise SystemExit(f"the run failed with exit code {code}")
+    result = json.loads((out / "results.json").read_text())
+    n_evals = [s["n_evals"] for s in result["seeds"]]
+    compile_s = sum(seconds.values())
+    row = dict(config=args.config, seeds=args.seeds, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
+               compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},
+               programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__,
+               xla_flags=os.environ.get("XLA_FLAGS"))
+    print(f"{args.config}, {args.seeds} seed(s), cold cache: {wall:.1f} s wall, {compile_s:.1f} s compiling "
+          f"({100 * compile_s / wall:.0f} %: trace {seconds['trace']:.1f}, lower {seconds['lower']:.1f}, "
+          f"XLA {seconds['xla']:.1f}), {compiled[0]} programs compiled, BO evaluations {n_evals}")
+    if args.out:
+        pathlib.Path(args.out).write_text(json.dumps(row, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
