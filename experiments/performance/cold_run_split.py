@@ -3,13 +3,17 @@ process with an empty persistent compilation cache, JAX's tracing, lowering and 
 compile seconds summed from ``jax.monitoring`` against the run's wall time.
 
     taskset -c 1 python experiments/performance/cold_run_split.py [--config hartmann3] [--seeds 1]
-        [--out docs/data/cold_run_split.json]
+        [--growth steps|doubling] [--out docs/data/cold_run_split.json]
 
 Prints the wall seconds, the compile seconds (trace / lower / XLA), their share of the wall
 time, the number of programs XLA compiled and the buffer sizes the run reached. The cache
 folder is a fresh temporary one (``MUMBO_JAX_CACHE``), so every program compiles, as on a
 user's first run; the CLI's deterministic single-thread XLA flags apply. Run it on an idle
 core: compile seconds scale with the load.
+
+``--growth doubling`` is an experiment, not a library setting: buffers of 32, 64, 128, ...
+rows (powers of two) in place of the library's steps of 32 rows, so a run compiles fewer
+buffer sizes and each decision pays for up to twice its rows in the fit.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="hartmann3")
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--growth", choices=("steps", "doubling"), default="steps")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
 
@@ -43,6 +48,17 @@ def main(argv=None):
 
     cli.deterministic_xla_flags()
     import jax
+
+    if args.growth == "doubling":
+        from mumbo_jax.bo import kernel
+
+        def doubling(n, min_buffer=kernel.MIN_BUFFER):
+            size = max(int(min_buffer), 32)
+            while size < int(n) + 1:
+                size *= 2
+            return size
+
+        kernel.buffer_size = doubling  # every caller reads kernel.buffer_size
 
     seconds: dict = collections.defaultdict(float)
     compiled = [0]
@@ -62,11 +78,11 @@ def main(argv=None):
     result = json.loads((out / "results.json").read_text())
     n_evals = [s["n_evals"] for s in result["seeds"]]
     compile_s = sum(seconds.values())
-    row = dict(config=args.config, seeds=args.seeds, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
+    row = dict(config=args.config, seeds=args.seeds, growth=args.growth, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
                compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},
                programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__,
                xla_flags=os.environ.get("XLA_FLAGS"))
-    print(f"{args.config}, {args.seeds} seed(s), cold cache: {wall:.1f} s wall, {compile_s:.1f} s compiling "
+    print(f"{args.config}, {args.seeds} seed(s), buffers by {args.growth}, cold cache: {wall:.1f} s wall, {compile_s:.1f} s compiling "
           f"({100 * compile_s / wall:.0f} %: trace {seconds['trace']:.1f}, lower {seconds['lower']:.1f}, "
           f"XLA {seconds['xla']:.1f}), {compiled[0]} programs compiled, BO evaluations {n_evals}")
     if args.out:
