@@ -6,7 +6,7 @@ compile seconds summed from ``jax.monitoring`` against the run's wall time.
         [--growth steps|doubling] [--out docs/data/cold_run_split.json]
 
 Prints the wall seconds, the compile seconds (trace / lower / XLA), their share of the wall
-time, the number of programs XLA compiled and the buffer sizes the run reached. The cache
+time, the number of programs XLA compiled and the BO evaluations per seed. The cache
 folder is a fresh temporary one (``MUMBO_JAX_CACHE``), so every program compiles, as on a
 user's first run; the CLI's deterministic single-thread XLA flags apply. Run it on an idle
 core: compile seconds scale with the load.
@@ -44,9 +44,9 @@ def main(argv=None):
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="mumbo-cold-run-"))
     os.environ["MUMBO_JAX_CACHE"] = str(work / "xla")  # empty: a first run
-    from mumbo_jax.run import cli  # sets the deterministic XLA flags before JAX starts
+    from mumbo_jax.run import cli
 
-    cli.deterministic_xla_flags()
+    cli.deterministic_xla_flags()  # before JAX starts, as the command does
     import jax
 
     if args.growth == "doubling":
