@@ -4,7 +4,8 @@ final recommendation, on the paper's problems for the paper's rule and the defau
 
 A refactor that means to change nothing (settings as records, models as types, rules in
 registries) must reproduce them (on the JAX release that wrote the reference: another
-release compiles other rounding, and the test skips); a change that means to change decisions regenerates the
+release, or other compile options (:mod:`mumbo_jax.xla_options`), compiles other rounding,
+and the test skips); a change that means to change decisions regenerates the
 reference with ``python tests/test_decisions.py --write`` and says so in its commit.
 
 The CI run checks two cases; ``pytest -m slow tests/test_decisions.py`` checks every case
@@ -23,6 +24,7 @@ import pytest
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax import BOSettings, FitSettings, GstarSettings, MaximiserSettings
+from mumbo_jax import xla_options
 
 REFERENCE = pathlib.Path(__file__).parent / "data" / "decisions_reference.json"
 N_BO_STEPS = 3
@@ -79,6 +81,9 @@ def _key(problem, rule, batch_size):
 def _check(problem, rule, batch_size):
     data = json.loads(REFERENCE.read_text())
     written = data["_written_with"]
+    if written.get("xla_options") != xla_options.OPTIONS:
+        pytest.skip(f"reference written with compile options {written.get('xla_options')}; this process "
+                    f"compiles with {xla_options.OPTIONS} (${xla_options.ENV})")
     if (jax.__version__, jaxlib.__version__) != (written["jax"], written["jaxlib"]):
         # another XLA compiles other rounding, which the maximiser amplifies: the replay is a
         # check of refactors on one stack, not of agreement across JAX releases
@@ -111,7 +116,8 @@ if __name__ == "__main__":
     from mumbo_jax.run.cli import deterministic_xla_flags
 
     deterministic_xla_flags()  # the test processes' flags (tests/conftest.py), before JAX starts
-    out = {"_written_with": {"jax": jax.__version__, "jaxlib": jaxlib.__version__}}
+    out = {"_written_with": {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
+                             "xla_options": xla_options.OPTIONS}}
     for case in FAST_CASES + SLOW_CASES:
         out[_key(*case)] = decisions(*case)
         print(_key(*case), out[_key(*case)]["z"], flush=True)

@@ -63,7 +63,7 @@ def main(argv=None):
     pb = problems.get_problem(args.problem)
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
     state = state_with(task, bench, args.n_bo)
-    levers = dict(n_candidates=500, n_polish_steps=15, fit_max_iter=30) if args.fast else {}
+    levers = dict(maximiser={"n_candidates": 500, "polish_steps": 15}, fit={"max_iter": 30}) if args.fast else {}
     variants = {"mumbo (global)": BOSettings(strategy="mumbo", recommendation={"rule": "global"}, **levers),
                 "robust": BOSettings(strategy="robust", recommendation={"rule": "robust"}, **levers),
                 "robust_mes": BOSettings(strategy="robust_mes", recommendation={"rule": "robust"}, **levers)}

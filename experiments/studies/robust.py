@@ -66,7 +66,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
 
     pb = problems.get_problem(problem)
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)
-    levers = dict(n_candidates=500, n_polish_steps=15, fit_max_iter=30) if fast else {}
+    levers = dict(maximiser={"n_candidates": 500, "polish_steps": 15}, fit={"max_iter": 30}) if fast else {}
     settings = BOSettings(strategy=strategy, recommendation={"rule": incumbent}, **levers)
     budget = _budget(problem, budget)
     clock = StepClock()
@@ -101,9 +101,15 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     extra = {"target_fidelities": [float(z) for z in task.target_z]} if len(task.target_z) > 1 else {}
     return {"problem": problem, "strategy": strategy, "incumbent_rule": incumbent, "budget": budget,
             "max_evals": max_evals, "target_z": z_target, **extra, "maximise": pb.maximise if hasattr(pb, "maximise") else None,
-            "levers": {k: getattr(settings, k) for k in ("n_candidates", "n_polish_steps", "fit_max_iter",
-                                                         "fit_restarts", "boundary_frac", "local_frac")},
+            "levers": _levers(settings),
             "wall_s": wall, "xla_flags": os.environ.get("XLA_FLAGS"), "seeds": out}
+
+
+def _levers(settings) -> dict:
+    """The shared levers under the flat names the study's files have always used."""
+    m, f = settings.maximiser, settings.fit
+    return {"n_candidates": m.n_candidates, "n_polish_steps": m.polish_steps, "fit_max_iter": f.max_iter,
+            "fit_restarts": f.restarts, "boundary_frac": m.boundary_frac, "local_frac": m.local_frac}
 
 
 def _combined_best(x0, z0, xs, zs, target_z, score):

@@ -58,6 +58,7 @@ import jax.scipy.special  # noqa: F401  (erfc)
 import numpy as np
 
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "mumbo_gain",
@@ -139,7 +140,7 @@ def mes_per_sample(gamma):
     return _mes_per_sample(gamma)
 
 
-@jax.jit
+@jit
 def _mes_per_sample(gamma):
     gamma = jnp.asarray(gamma, dtype=float)
     x = jnp.clip(gamma, _LOGPHI_ASYM, _MES_GMAX)
@@ -214,7 +215,7 @@ def _check_n_nodes(n_nodes):
         raise ValueError(f"n_nodes must be an odd integer >= 3, got {n_nodes}")
 
 
-@functools.partial(jax.jit, static_argnums=2)
+@functools.partial(jit, static_argnums=2)
 def _esg_gain_simpson(gamma, rho, n_nodes):
     gamma, rho = jnp.broadcast_arrays(jnp.asarray(gamma, dtype=float),
                                       jnp.asarray(rho, dtype=float))
@@ -295,7 +296,7 @@ def ratio_table() -> np.ndarray:
     g2, r2 = np.meshgrid(gam, r, indexing="ij")
     s2 = np.broadcast_to(s, g2.shape)
     with jax.ensure_compile_time_eval():  # build eagerly even if first called in a jit
-        fill = jax.jit(lambda g, r_, s_: _esg_simpson_core(g, r_, s_, _TAB_FILL_NODES)
+        fill = jit(lambda g, r_, s_: _esg_simpson_core(g, r_, s_, _TAB_FILL_NODES)
                        / _mes_per_sample(g))  # one compilation
         ratio = np.array(fill(jnp.asarray(g2), jnp.asarray(r2), jnp.asarray(s2)))
     ratio[:, 0] = 0.0  # rho = 0 exactly
@@ -352,7 +353,7 @@ def esg_gain(gamma, rho):
     return _esg_gain_table_jit(gamma, rho)
 
 
-@jax.jit
+@jit
 def _esg_gain_table_jit(gamma, rho):
     gamma, rho = jnp.broadcast_arrays(jnp.asarray(gamma, dtype=float),
                                       jnp.asarray(rho, dtype=float))
@@ -417,14 +418,14 @@ def _moments(mu_g, var_g, mu_y, var_y, cov, gstar):
     return gamma, jnp.clip(cov / (sd_g * sd_y), -1.0, 1.0)  # rounding can give |rho| > 1
 
 
-@jax.jit
+@jit
 def _mumbo_gain_table(gamma, rho):
     u, s = _table_u(rho * rho)  # per candidate, shared by the N samples
     ratio = _table_ratio(gamma, u[..., None], s[..., None])
     return jnp.mean(ratio * _mes_per_sample(gamma), axis=-1)
 
 
-@functools.partial(jax.jit, static_argnums=2)
+@functools.partial(jit, static_argnums=2)
 def _mumbo_gain_simpson(gamma, rho, n_nodes):
     return jnp.mean(_esg_gain_simpson(gamma, rho[..., None], n_nodes), axis=-1)
 
@@ -477,7 +478,7 @@ def mumbo_gain_simpson(mu_g, var_g, mu_y, var_y, cov, gstar, *, n_nodes=101):
     return _mumbo_gain_simpson(gamma, rho, int(n_nodes))
 
 
-@jax.jit
+@jit
 def _mes_gain(mu_g, var_g, gstar):
     gamma, _ = _standardise(mu_g, var_g, gstar)
     return jnp.mean(_mes_per_sample(gamma), axis=-1)

@@ -61,6 +61,7 @@ from jax.scipy.special import ndtr
 
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "MF_GAMMA_COEFF", "MF_ZETA_FACTOR", "BOCA_COEFF", "BOCA_MAX_COST_RATIO",
@@ -111,7 +112,7 @@ def _ei_h(u):
     return jnp.maximum(jnp.where(u < _EI_ASYM, series, direct), 0.0)
 
 
-@jax.jit
+@jit
 def _expected_improvement(mu, var, best):
     sd = jnp.sqrt(jnp.maximum(var, 0.0))
     sd_safe = jnp.maximum(sd, _SD_FLOOR)
@@ -351,7 +352,7 @@ def _gain_one(base, log_base, chol, w, w0, nodes, weights, h0, c, var_y):
     return h0 - jnp.sum(weights * h)
 
 
-@functools.partial(jax.jit, static_argnames=("batch_size",))
+@functools.partial(jit, static_argnames=("batch_size",))
 def _mtbo_gain(mean_r, chol, w, w0, log_base, nodes, weights, c, var_y, batch_size=32):
     base = mean_r[:, None] + chol @ w
     h0 = pmin_entropy(_pmin(base), log_base)

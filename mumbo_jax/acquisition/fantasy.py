@@ -45,6 +45,7 @@ import numpy as np
 from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.gp.posterior import Moments, Posterior, Target
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "Batch",
@@ -287,7 +288,7 @@ def _join(x, z, x_pending, z_pending):
 # --------------------------------------------------------------------------- dense pieces
 
 
-@jax.jit
+@jit
 def _observation_cov(post, x, z):
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
@@ -305,7 +306,7 @@ def observation_cov(post: Posterior, x, z):
     return _observation_cov(post, x, z)
 
 
-@jax.jit
+@jit
 def _pending_moments(post, x, z, target, x_pending, z_pending):
     m, p = x.shape[0], x_pending.shape[0]
     fac = candidate_factors(post, *_join(x, z, x_pending, z_pending), target)
@@ -364,7 +365,7 @@ def _raw_z(post: Posterior, zu):
     return post.scaling.z_lower + post.scaling.z_width * zu
 
 
-@jax.jit
+@jit
 def _training_values(post):
     kernel = models.build_kernel(post.spec, post.params)
     k = kernel((post.x, post.z), (post.x, post.z))
@@ -393,7 +394,7 @@ def _kb_increment(post, fac, gstar):
     return increment
 
 
-@functools.partial(jax.jit, static_argnames=("q",))
+@functools.partial(jit, static_argnames=("q",))
 def _kb_batch(post, target, gstar, x, z, x_pending, z_pending, cost, q):
     m, p = x.shape[0], x_pending.shape[0]
     xa, za = _join(x, z, x_pending, z_pending)

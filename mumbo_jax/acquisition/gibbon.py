@@ -73,6 +73,7 @@ from mumbo_jax.acquisition import acquisitions, fantasy
 from mumbo_jax.acquisition.fantasy import Batch
 from mumbo_jax.gp import posterior
 from mumbo_jax.gp.posterior import Posterior, Target
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "truncated_variance",
@@ -108,7 +109,7 @@ def _series(iz):
     return -1.0 + iz * t2, t2
 
 
-@jax.jit
+@jit
 def truncated_variance(gamma):
     r"""v(gamma) = Var(theta | theta <= gamma), theta ~ N(0, 1): 1 - m (gamma + m).
 
@@ -135,7 +136,7 @@ def _quality(gamma, rho2):
     return -0.5 * jnp.log(jnp.maximum((1.0 - rho2) + rho2 * truncated_variance(gamma), _LOG_FLOOR))
 
 
-@jax.jit
+@jit
 def gibbon_quality_per_sample(gamma, rho):
     r"""GIBBON's per-point, per-sample term Q(gamma, rho) = -1/2 log(1 - rho^2 m (gamma + m)).
 
@@ -153,7 +154,7 @@ def _gamma_rho2(mu_g, var_g, var_y, cov, gstar):
     return gamma, (cov * cov) / (var_g * var_y)
 
 
-@jax.jit
+@jit
 def _gibbon_quality(mu_g, var_g, var_y, cov, gstar):
     gamma, rho2 = _gamma_rho2(mu_g, var_g, var_y, cov, gstar)
     return jnp.mean(_quality(gamma, rho2[..., None]), axis=-1)
@@ -209,7 +210,7 @@ def gibbon_quality(mu_g, var_g, mu_y, var_y, cov, gstar):
     return _gibbon_quality(mu_g, var_g, var_y, cov, gstar)
 
 
-@jax.jit
+@jit
 def log_det_correlation(cov):
     r"""1/2 log det C for the correlation matrix C of a covariance ``[..., q, q]``.
 
@@ -226,7 +227,7 @@ def log_det_correlation(cov):
     return jnp.where(jnp.isnan(half), -jnp.inf, half)
 
 
-@functools.partial(jax.jit, static_argnames=("quality",))
+@functools.partial(jit, static_argnames=("quality",))
 def _batch_gain(post, x, z, target, gstar, xp, zp, repulsion_weight, quality="gibbon"):
     p = xp.shape[0]
     xa, za = jnp.concatenate([xp, x]), jnp.concatenate([zp.astype(float), z.astype(float)])
@@ -269,7 +270,7 @@ def gibbon_batch_gain(post: Posterior, x, z, target: Target, gstar, x_pending=No
     return _batch_gain(post, x, z, target, gstar, xp, zp, _check_weight(repulsion_weight), _check_quality(quality))
 
 
-@functools.partial(jax.jit, static_argnames=("q", "rescaled", "quality", "marginal_cost"))
+@functools.partial(jit, static_argnames=("q", "rescaled", "quality", "marginal_cost"))
 def _gibbon_batch(post, target, gstar, x, z, xp, zp, cost, repulsion_weight, q, rescaled=False, quality="gibbon",
                   marginal_cost=False):
     m, p = x.shape[0], xp.shape[0]

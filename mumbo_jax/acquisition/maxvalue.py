@@ -50,6 +50,7 @@ import numpy as np
 
 from mumbo_jax.gp import posterior
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "max_value_quantiles",
@@ -190,7 +191,7 @@ def _log_cdf_max(y, mean, inv_sd):
     return jnp.sum(jnp.log(0.5 * jax.scipy.special.erfc(-_SQRT_HALF * z)), axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("n_bisect",))
+@functools.partial(jit, static_argnames=("n_bisect",))
 def _quantiles(mean, var, probs, n_bisect):
     sd = _floored_sd(mean, var)
     inv_sd = 1.0 / sd
@@ -263,10 +264,10 @@ def fit_gumbel(mean, var, *, n_bisect: int = _N_BISECT):
     return _gumbel_params_jit(mean, var, operator.index(n_bisect))
 
 
-_gumbel_params_jit = jax.jit(_gumbel_params, static_argnums=2)
+_gumbel_params_jit = jit(_gumbel_params, static_argnums=2)
 
 
-@functools.partial(jax.jit, static_argnames=("n_samples", "n_bisect"))
+@functools.partial(jit, static_argnames=("n_samples", "n_bisect"))
 def _gumbel_samples(key, mean, var, floor, n_samples, n_bisect):
     a, b = _gumbel_params(mean, var, n_bisect)
     dtype = mean.dtype
@@ -351,7 +352,7 @@ def _robust_cholesky(cov):
     return jnp.where(ok, chol, fallback)
 
 
-@functools.partial(jax.jit, static_argnames=("n_samples",))
+@functools.partial(jit, static_argnames=("n_samples",))
 def _exact_samples(key, mean, cov, floor, n_samples):
     chol = _robust_cholesky(cov)
     eps = jax.random.normal(key, (n_samples, mean.shape[0]), mean.dtype)
@@ -437,7 +438,7 @@ def gstar_floor(post, target):
     return _floor(post, mu_eval)
 
 
-@functools.partial(jax.jit, static_argnames=("n_samples", "method", "n_grid"))
+@functools.partial(jit, static_argnames=("n_samples", "method", "n_grid"))
 def _sample_gstar(key, post, target, n_samples, method, n_grid):
     grid_key, sample_key = jax.random.split(key)
     sc = post.scaling

@@ -62,6 +62,7 @@ from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.bo.registry import Registry, check_name, frozen_options
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
+from mumbo_jax.xla_options import jit
 
 __all__ = ["BatchRule", "BatchContext", "BATCH_RULES", "register", "unregister", "check_batch_rule", "propose",
            "batch_stage", "candidate_pairs", "CONTINUOUS_FIDELITIES"]
@@ -240,7 +241,7 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
     return _batch(kernel.decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
+@functools.partial(jit, static_argnames=("settings",))
 def _batch(settings, task, post, gstar, key, buffers, n, n_design):
     ctx = BatchContext(settings, task, post, gstar, key, buffers, n, n_design)
     return BATCH_RULES[settings.batch.rule].build(ctx)

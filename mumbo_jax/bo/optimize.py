@@ -32,6 +32,7 @@ import optax
 
 from mumbo_jax import knobs
 from mumbo_jax.knobs import knob
+from mumbo_jax.xla_options import jit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +226,7 @@ def near_anchors(key, u, anchors, fraction: float):
     return u.at[u.shape[0] - n:].set(jnp.clip(centre + scale[:, None] * noise, 0.0, 1.0))
 
 
-@functools.partial(jax.jit, static_argnames=("n_candidates", "n_starts", "n_steps", "boundary_frac", "local_frac"))
+@functools.partial(jit, static_argnames=("n_candidates", "n_starts", "n_steps", "boundary_frac", "local_frac"))
 def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, learning_rate, boundary_frac=0.0,
               anchors=None, local_frac=0.0):
     lo, width = bounds[:, 0], bounds[:, 1] - bounds[:, 0]

@@ -29,6 +29,7 @@ from mumbo_jax.gp.fit_settings import FitSettings
 from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.xla_options import jit
 
 __all__ = ["neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
            "starts_batching", "fit_from", "restart_inits", "fit_params", "fit"]
@@ -216,7 +217,7 @@ def restart_inits(spec: ModelSpec, key, n_restarts: int, first: dict | None = No
     return inits
 
 
-@functools.partial(jax.jit, static_argnames=("spec", "n_restarts", "max_iter", "batching"))
+@functools.partial(jit, static_argnames=("spec", "n_restarts", "max_iter", "batching"))
 def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol, batching=None):
     inits = restart_inits(spec, key, n_restarts)
     return fit_from(spec, scaling, x, z, y, mask, inits, max_iter, tol, batching=batching)

@@ -30,6 +30,7 @@ from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.kernels import Masked
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.xla_options import jit
 
 __all__ = ["loo_zscores", "loo_log_density", 
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
@@ -135,7 +136,7 @@ def standardise(scaling: Scaling, y, mask):
     return mask * (y - scaling.y_mean) / scaling.y_scale
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@functools.partial(jit, static_argnums=0)
 def _condition(spec, params, scaling, x, z, y, mask):
     xu, zu = models.scale_inputs(spec, scaling, x, z)
     noise = models.noise_variances(spec, params, scaling.y_scale)
@@ -276,7 +277,7 @@ def _to_raw(post: Posterior, mu_g, var_g, mu_y, var_y, cov) -> Moments:
     return Moments(mu_g * s + m, var_g * s2, mu_y * s + m, var_y * s2, cov * s2)
 
 
-@jax.jit
+@jit
 def _joint_moments(post, x, z, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
@@ -303,7 +304,7 @@ def joint_moments(post: Posterior, x, z, target: Target) -> Moments:
     return _joint_moments(post, x, z, target)
 
 
-@jax.jit
+@jit
 def _joint_moments_fidelities(post, x, zs, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, post.scaling, x, zs[0])
@@ -358,7 +359,7 @@ def _in_chunks(fn, x, chunk: int = CHUNK):
     return jax.tree_util.tree_map(lambda a: a.reshape(-1)[:m], out)
 
 
-@jax.jit
+@jit
 def _target_moments(post, x, target):
     kernel = models.build_kernel(post.spec, post.params)
 
@@ -380,7 +381,7 @@ def target_moments(post: Posterior, x, target: Target):
     return _target_moments(post, x, target)
 
 
-@jax.jit
+@jit
 def _target_joint(post, x, target):
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, post.scaling, x, jnp.zeros(x.shape[0]))
@@ -404,7 +405,7 @@ def target_joint(post: Posterior, x, target: Target):
     return _target_joint(post, x, target)
 
 
-@jax.jit
+@jit
 def _predict(post, x, z):
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)

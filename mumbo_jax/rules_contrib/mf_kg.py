@@ -51,6 +51,7 @@ from mumbo_jax.acquisition import fantasy
 from mumbo_jax.bo.incumbent import best_inputs
 from mumbo_jax.bo.rules import Context, Rule, register
 from mumbo_jax.gp import marginal, models, posterior
+from mumbo_jax.xla_options import jit
 
 __all__ = ["discrete_kg", "DiscreteSet", "discrete_set", "mf_kg_gain", "check_options", "MF_KG", "CHUNK"]
 
@@ -87,7 +88,7 @@ def discrete_kg(a, b):
     return _discrete_kg_jit(jnp.asarray(a, float), jnp.asarray(b, float))
 
 
-@jax.jit
+@jit
 def _discrete_kg_jit(a, b):
     return jnp.vectorize(_discrete_kg, signature="(l),(l)->()")(a, b)
 
@@ -184,7 +185,7 @@ def mf_kg_gain(post: posterior.Posterior, target: posterior.Target, dset: Discre
     return _mf_kg_gain(post, target, dset, x, jnp.broadcast_to(jnp.asarray(z), (x.shape[0],)))
 
 
-@jax.jit
+@jit
 def _mf_kg_gain(post, target, dset, x, z):
     def one(p, d):
         return _kg_chunked(p, target, d, x, z) * p.scaling.y_scale

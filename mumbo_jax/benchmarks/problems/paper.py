@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, eval_discrete, switch_core
+from mumbo_jax.xla_options import jit
 
 __all__ = ["BOREHOLE_BOUNDS", "currin_continuous_cost", "forrester", "currin", "currin_continuous", "hartmann3", "hartmann6", "borehole", "rosenbrock"]
 
@@ -140,7 +141,7 @@ def currin_continuous(x: Array, z) -> Array:
     return _currin_continuous_core(as_x(x, 2), jnp.asarray(z, dtype=jnp.float64))
 
 
-@jax.jit
+@jit
 def _currin_continuous_core(x: Array, z: Array) -> Array:
     lead = 1.0 - 0.1 * (1.0 - z) * _currin_exp_term(x[1])
     return lead * _currin_rational(x[0])
@@ -200,7 +201,7 @@ def _hartmann_core(A: np.ndarray, alpha: np.ndarray, P: np.ndarray):
     """A jitted ``(x, z) -> -sum_i alpha[i, z] exp(-sum_j A_ij (x_j - P_ij)^2)``."""
     n = alpha.shape[1]
 
-    @jax.jit
+    @jit
     def core(x, z):
         index = jnp.clip(jnp.asarray(z, dtype=jnp.int32), 0, n - 1)
         a = jnp.take(jnp.asarray(alpha), index, axis=1)  # [4]

@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mumbo_jax.xla_options import jit
+
 Array = jax.Array
 
 __all__ = ["Problem", "Array", "check_concrete_fidelity", "switch_core", "eval_discrete", "as_x", "objective",
@@ -168,7 +170,7 @@ def switch_core(branches):
     or ``vmap`` the call is simply inlined.
     """
 
-    @jax.jit
+    @jit
     def core(x, z):
         return jax.lax.switch(jnp.asarray(z, dtype=jnp.int32), branches, x)
 

@@ -50,6 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, check_concrete_fidelity
+from mumbo_jax.xla_options import jit
 
 __all__ = ["svm_table", "svm_cost_model", "fastcv_table", "svm_fabolas", "svm_fabolas_cost", "fastcv_svm", "fastcv_svm_cv",
            "fraction_of", "fidelity_of", "SVM_LOG2_FRACTIONS", "SVM_FULL_COST", "N_FOLDS", "CV_COST"]
@@ -145,7 +146,7 @@ def svm_fabolas_cost(z) -> Array:
     return SVM_FULL_COST * (t0 + c * s**alpha) / (t0 + c)
 
 
-@jax.jit
+@jit
 def _fold_core(x, k):
     grid, err = fastcv_table()
     return _bilinear(jnp.take(jnp.asarray(err), jnp.clip(k, 0, N_FOLDS - 1), axis=0), grid, x)
@@ -158,7 +159,7 @@ def fastcv_svm(x: Array, z) -> Array:
     return _fold_core(as_x(x, 2), jnp.asarray(z, jnp.int32))
 
 
-@jax.jit
+@jit
 def _cv_core(x):
     grid, err = fastcv_table()
     return _bilinear(jnp.asarray(err.mean(axis=0)), grid, x)

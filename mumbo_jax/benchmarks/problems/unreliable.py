@@ -38,6 +38,7 @@ import numpy as np
 
 from mumbo_jax.benchmarks.problems.paper import currin, forrester
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, eval_discrete, switch_core
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "SOURCE_KIND", "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable",
@@ -206,7 +207,7 @@ def unrel_branin_anti(x: Array, z) -> Array:
 _BOCA_DB, _BOCA_DC, _BOCA_DT = 0.01, 0.1, -0.005
 
 
-@jax.jit
+@jit
 def _branin_continuous_core(x: Array, z: Array) -> Array:
     return _branin_params(x, _BRANIN_B0 - (1.0 - z) * _BOCA_DB, _BRANIN_C0 - (1.0 - z) * _BOCA_DC,
                           _BRANIN_T0 - (1.0 - z) * _BOCA_DT)

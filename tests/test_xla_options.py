@@ -1,0 +1,57 @@
+"""The library's compile options (mumbo_jax.xla_options): parsed from the environment,
+accepted by this JAX, applied to the programs the library compiles at the top level and
+left out where a library function is traced inside another program."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from mumbo_jax import xla_options
+from mumbo_jax.gp import models, posterior
+
+
+def test_the_environment_chooses_the_options():
+    assert xla_options.compiler_options({}) == xla_options.FAST_COMPILE
+    assert xla_options.compiler_options({xla_options.ENV: " Fast "}) == xla_options.FAST_COMPILE
+    assert xla_options.compiler_options({xla_options.ENV: "default"}) is None
+    with pytest.raises(ValueError, match="MUMBO_JAX_XLA_OPTIONS='fastest'"):
+        xla_options.compiler_options({xla_options.ENV: "fastest"})
+
+
+def test_this_jax_accepts_the_options():
+    # a JAX whose XLA dropped the option fails here first ("No such compile option"):
+    # MUMBO_JAX_XLA_OPTIONS=default is then the way out (the module's docstring)
+    f = jax.jit(lambda v: jnp.sin(v) @ v, compiler_options=xla_options.FAST_COMPILE)
+    np.testing.assert_allclose(f(jnp.eye(3)), np.sin(np.eye(3)) @ np.eye(3))
+
+
+def test_options_reach_top_level_programs_only(monkeypatch):
+    # an option XLA does not know makes the top-level compile fail: proof that it is passed
+    monkeypatch.setattr(xla_options, "OPTIONS", {"xla_no_such_option_for_this_test": True})
+    f = xla_options.jit(lambda v: jnp.cos(v) * 2.0)
+    with pytest.raises(Exception, match="No such compile option"):
+        f(jnp.ones(3))
+    # traced inside the user's program (jit, vmap, grad) it is a plain jax.jit: no error
+    np.testing.assert_allclose(jax.jit(f)(jnp.ones(3)), 2 * np.cos(np.ones(3)))
+    np.testing.assert_allclose(jax.vmap(f)(jnp.ones(3)), 2 * np.cos(np.ones(3)))
+    np.testing.assert_allclose(jax.grad(lambda v: f(v).sum())(jnp.ones(3)), -2 * np.sin(np.ones(3)))
+
+
+def test_a_library_program_inside_a_users_jit_matches_its_top_level_call():
+    # the same function traced two ways (with the options at the top level, plain inside
+    # the user's jit): the same moments up to the two code generators' rounding
+    spec = models.icm_model([[0.0, 1.0], [0.0, 1.0]], n_fidelities=2)
+    rng = np.random.default_rng(0)
+    x, z = rng.uniform(size=(12, 2)), rng.integers(0, 2, 12)
+    y = np.sin(3 * x[:, 0]) + 0.2 * z
+    post = posterior.condition(spec, models.default_params(spec), x, z, y)
+    xc = rng.uniform(size=(5, 2))
+    target = posterior.target_fidelity(0)
+    top = posterior.target_moments(post, xc, target)
+    inside = jax.jit(lambda p, v: posterior.target_moments(p, v, target))(post, jnp.asarray(xc))
+    np.testing.assert_allclose(inside, top, rtol=1e-10, atol=1e-12)
+    assert xla_options._top_level()
+    seen = []
+    jax.jit(lambda v: (seen.append(xla_options._top_level()), v)[1])(1.0)
+    assert seen == [False]
