@@ -60,7 +60,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/RESULTS.md", "docs/performance.md", "docs/results/mumbo_more_problems.md")
-MARKER = re.compile(r"(<!-- render: *([a-z_0-9]+)(?: +([A-Za-z0-9_.-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
+MARKER = re.compile(r"(<!-- render: *([a-z_0-9]+)(?: +([A-Za-z0-9_./-]+))? *-->\n)(.*?)(<!-- /render -->)", re.S)
 ALPHA = 0.05
 
 
@@ -676,27 +676,77 @@ def render_icm_fit(root, rel=None):
 
 
 def render_compile(root, rel=None):
-    """XLA compile per buffer size, with and without XLA's CPU fusion emitters
-    (``python experiments/performance/bench_compile.py --ns 40,300 --out ...``), and a cold
-    run's share of compiling (``python experiments/performance/cold_run_split.py``)."""
-    lines = ["| XLA CPU fusion emitters | n | first ask (compiles) | trace + lower | XLA compile | of which the "
+    """XLA compile per buffer size under XLA's default compile options and the library's
+    (``python experiments/performance/bench_compile.py --ns 40,300 --out ...``, the first
+    with ``MUMBO_JAX_XLA_OPTIONS=default``), and a cold run's share of compiling
+    (``python experiments/performance/cold_run_split.py``)."""
+    lines = ["| compile options | n | first ask (compiles) | trace + lower | XLA compile | of which the "
              "maximisation | of which the fit | warm ask |", "|---|---|---|---|---|---|---|---|"]
-    for name, label in (("compile_split_robust.json", "on (XLA's default)"),
-                        ("compile_split_robust_no_fusion_emitters.json", "off (`--xla_cpu_use_fusion_emitters=false`)")):
+    for name, label in (("compile_split_robust_xla_defaults.json", "XLA's defaults (`MUMBO_JAX_XLA_OPTIONS=default`)"),
+                        ("compile_split_robust_library_options.json", "the library's (fusion emitters off)")):
         data = _load(root, f"docs/data/compile/{name}")
         for r in data["rows"]:
             programs = dict(r["programs"])
             lines.append(f"| {label} | {r['n']} | {r['cold_s']:.1f} s | {r['trace'] + r['lower']:.1f} s | "
                          f"{r['xla']:.1f} s | {programs.get('jit(_maximise)', 0):.1f} s | "
                          f"{programs.get('jit(_fit)', 0):.1f} s | {r['warm_s']:.3f} s |")
-    lines += ["", "| first run | buffers | wall | compiling | share | programs compiled | BO evaluations |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["", "| first run | compile options | buffers | wall | compiling | share | programs compiled | "
+              "BO evaluations |", "|---|---|---|---|---|---|---|---|"]
     growth = {"steps": "steps of 32 rows (the library's)", "doubling": "32, 64, 128, ... rows (experiment)"}
-    for name in ("cold_run_split_hartmann3.json", "cold_run_split_hartmann3_doubling.json"):
+    for name, options in (("cold_run_split_hartmann3.json", "XLA's defaults"),
+                          ("cold_run_split_hartmann3_doubling.json", "XLA's defaults"),
+                          ("cold_run_split_hartmann3_library_options.json", "the library's")):
         cold = _load(root, f"docs/data/{name}")
-        lines.append(f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {growth[cold.get('growth', 'steps')]} | "
+        lines.append(f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {options} | "
+                     f"{growth[cold.get('growth', 'steps')]} | "
                      f"{cold['wall_s']:.0f} s | {cold['compile_s']:.0f} s | {100 * cold['compile_share']:.0f} % | "
                      f"{cold['programs_compiled']} | {', '.join(str(v) for v in cold['bo_evaluations'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_large_n(root, rel):
+    """One decision at large n with a full refit and a warm-only one
+    (``experiments/performance/bench_decision.py --start previous``, the second run with
+    ``--set fit.warm_from=1 --set fit.cold_every=1000000``; ``rel``: the file under docs/data)."""
+    runs = _load(root, f"docs/data/{rel}")
+    lines = ["| device | refit | n | buffer rows | decision | fit | g* | maximisation | first call (compiles) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        fit = run["settings"].get("fit", {})
+        if fit.get("warm_from"):
+            cap = run.get("effective_warm_iter") or min(fit.get("warm_iter", 10), fit.get("max_iter", 50))
+            refit = f"warm start only, at most {cap} iterations"
+        else:
+            refit = "every start (the default)"
+        device = f"{run['device'].upper()} (jax {run['jax']})"
+        for r in run["rows"]:
+            lines.append(f"| {device} | {refit} | {r['n']} | {r['buffer_rows']} | {r['ask_s']:.3f} s | "
+                         f"{r['fit_s']:.3f} s | {r['gstar_s']:.3f} s | {r['maximise_s']:.3f} s | "
+                         f"{r['first_call_s']:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def render_paired_seed_study(root, study):
+    """A paired seed study (``python experiments/ablations/seed_study_paired.py STUDY``)."""
+    d = _load(root, f"docs/data/{study}/seed_study.json")
+    ref, var = d["reference"], d["variant"]
+    label = {"default": "XLA's defaults", "fast": "the library's options", "cold": "full refits",
+             "warm": "warm-only refits"}
+    name = lambda v: label.get(v, v)
+    lines = [f"`{d['command']}` (the default rule, at most {d['max_evals']} evaluations; final regret of the "
+             "recommendation, paired by seed; \"together\": BO evaluations before the two runs of a seed part, "
+             "median over seeds):", "",
+             f"| problem | budget | seeds | median final regret, {name(ref)} | median final regret, {name(var)} | "
+             f"{name(var)}: lower / higher | Wilcoxon p | together for | fit seconds per run (compiling "
+             f"included), {name(ref)} / {name(var)} |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for p, r in d["problems"].items():
+        together = [len(r["evaluations"][ref]) and (t if t is not None else n)
+                    for t, n in zip(r["together_for"], r["evaluations"][ref])]
+        lines.append(f"| {p} | {r['budget']:g} | {len(r['seeds'])} | {_num(r['median'][ref])} | "
+                     f"{_num(r['median'][var])} | {r['variant_lower']} / {r['variant_higher']} | "
+                     f"{r['wilcoxon_p']:.2f} | {float(np.median(together)):.0f} | "
+                     f"{r['fit_s'][ref]:.0f} / {r['fit_s'][var]:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -709,7 +759,8 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit, "compile": render_compile}
+             "icm_fit": render_icm_fit, "compile": render_compile, "large_n": render_large_n,
+             "paired_seed_study": render_paired_seed_study}
 
 
 # --------------------------------------------------------------------------- driver

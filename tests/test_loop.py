@@ -142,6 +142,55 @@ def test_fit_stage_without_refit_keeps_the_hyper_parameters():
                                                                                       True, False]
 
 
+def test_cold_restarts_follow_the_schedule():
+    every = BOSettings(fit={"restarts": 3})
+    assert all(kernel.cold_at(every, k, n) for k in range(4) for n in (5, 5000))
+    s = BOSettings(fit={"restarts": 3, "warm_from": 100, "cold_every": 3, "refit_every": 2})
+    # below warm_from every refit is cold; from it on, every 3rd refit (refits at k = 0, 2, 4, ...)
+    assert [bool(kernel.cold_at(s, k, 99)) for k in range(0, 12, 2)] == [True] * 6
+    assert [bool(kernel.cold_at(s, k, 100)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
+    traced = jax.jit(lambda k, n: kernel.cold_at(s, k, n))
+    assert [bool(traced(k, 150)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
+
+
+def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
+    prob = problems.get_problem("forrester")
+    task = tasks.problem_task(prob)
+    x, z = kernel.initial_design(task, jax.random.PRNGKey(0))
+    y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, z.astype(int))
+    b = kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), 32)
+    # a warm start away from the defaults, so that the cold starts differ from it
+    params = kernel.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, kernel.models.default_params(task.spec)))
+    key = jax.random.PRNGKey(3)
+    three = with_(FAST, fit={"restarts": 3, "max_iter": 20, "warm_iter": 4})
+    warm = kernel.fit_stage(three, task, b, params, key, True, False)  # the warm start, 4 iterations
+    alone = kernel.fit_stage(with_(FAST, fit={"restarts": 1, "max_iter": 4}), task, b, params, key, True, True)
+    cold = kernel.fit_stage(three, task, b, params, key, True, True)
+    nlml = lambda p: float(kernel.fitting.neg_log_marginal(task.spec, p, warm.scaling, b.x, b.z, b.y, b.mask))
+    for name in params:  # the same single L-BFGS run
+        np.testing.assert_allclose(np.asarray(warm.params[name]), np.asarray(alone.params[name]), rtol=1e-12)
+    assert nlml(cold.params) <= nlml(warm.params) + 1e-9  # the best of three includes the warm start
+    assert nlml(warm.params) < nlml(params)
+
+
+def test_ask_tell_passes_the_cold_schedule_to_the_fit(monkeypatch):
+    prob = problems.get_problem("forrester")
+    seen = []
+    real = kernel.fit_stage
+
+    def spy(settings, task, buffers, params, key, refit=True, cold=True):
+        seen.append((int(np.sum(np.asarray(buffers.mask))), bool(cold)))
+        return real(settings, task, buffers, params, key, refit, cold)
+
+    monkeypatch.setattr(kernel, "fit_stage", spy)
+    settings = with_(FAST, strategy="ei", fit={"warm_from": 4, "cold_every": 2})
+    opt = AskTell(tasks.problem_task(prob), settings, seed=0)
+    drive(opt, prob, 4)
+    n_design = opt.n_design
+    assert [c for n, c in seen] == [bool(kernel.cold_at(settings, k, n_design + k)) for k in range(4)]
+    assert [c for n, c in seen] != [True] * 4
+
+
 def test_run_compiled_rejects_bad_arguments():
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)

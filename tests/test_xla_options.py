@@ -29,6 +29,7 @@ def test_this_jax_accepts_the_options():
 def test_options_reach_top_level_programs_only(monkeypatch):
     # an option XLA does not know makes the top-level compile fail: proof that it is passed
     monkeypatch.setattr(xla_options, "OPTIONS", {"xla_no_such_option_for_this_test": True})
+    monkeypatch.setattr(xla_options, "_accepted", {jax.default_backend(): True})  # skip the probe
     f = xla_options.jit(lambda v: jnp.cos(v) * 2.0)
     with pytest.raises(Exception, match="No such compile option"):
         f(jnp.ones(3))
@@ -36,6 +37,16 @@ def test_options_reach_top_level_programs_only(monkeypatch):
     np.testing.assert_allclose(jax.jit(f)(jnp.ones(3)), 2 * np.cos(np.ones(3)))
     np.testing.assert_allclose(jax.vmap(f)(jnp.ones(3)), 2 * np.cos(np.ones(3)))
     np.testing.assert_allclose(jax.grad(lambda v: f(v).sum())(jnp.ones(3)), -2 * np.sin(np.ones(3)))
+
+
+def test_a_backend_that_does_not_know_the_options_compiles_without_them(monkeypatch):
+    # as a GPU build of JAX: "No such compile option" from the probe, then XLA's defaults
+    monkeypatch.setattr(xla_options, "OPTIONS", {"xla_no_such_option_for_this_test": True})
+    monkeypatch.setattr(xla_options, "_accepted", {})
+    f = xla_options.jit(lambda v: jnp.cos(v) * 2.0)
+    np.testing.assert_allclose(f(jnp.ones(3)), 2 * np.cos(np.ones(3)))
+    assert xla_options.active_options() is None
+    assert xla_options._accepted == {jax.default_backend(): False}
 
 
 def test_a_library_program_inside_a_users_jit_matches_its_top_level_call():

@@ -21,8 +21,10 @@ with a given label).
 
 A fresh ``AskTell``'s hyper-parameters are the defaults, so its fit's two starts are the
 same and run once (since issue 10's third part); ``--start fitted`` starts the fit from
-the hyper-parameters of the untimed call and the defaults, two distinct starts, as a
-step inside a run does.
+the hyper-parameters of the untimed call and the defaults, two distinct starts;
+``--start previous`` makes the untimed call on the first n - 1 points and then tells the
+n-th, so the timed fit starts where a run's next step does (with ``--set fit.warm_from=1
+--set fit.cold_every=1000000`` it measures a warm-only refit).
 
 ``--set RECORD.FIELD=VALUE`` changes one field of a :class:`mumbo_jax.bo.settings.BOSettings`
 record (the flat names of older runs, ``fit_restarts=4``, are read too). The table's
@@ -98,15 +100,18 @@ def timed_asks(opt, start, reps):
 
 def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
     opt = asktell.AskTell(task, settings, seed=0)
-    for i in range(n):
+    told = n - 1 if start_from == "previous" else n
+    for i in range(told):
         opt.tell(x[i], z[i], y[i])
     start = opt.params
     t0 = time.perf_counter()
     x_next, z_next = opt.ask()  # compilation (and a first run)
     first = time.perf_counter() - t0
     opt.cancel(x_next, z_next)  # every timed ask() sees the same n told points and nothing pending
-    if start_from == "fitted":  # as in a run: the last fit's hyper-parameters, then the defaults
+    if start_from in ("fitted", "previous"):  # as in a run: the last fit's hyper-parameters, then the defaults
         start = opt.params
+    if told < n:  # previous: the hyper-parameters fitted on the first n - 1 points, as at the next step
+        opt.tell(x[n - 1], z[n - 1], y[n - 1])
     totals, stages = timed_asks(opt, start, reps)
     med = lambda f: statistics.median(getattr(t, f) for t in stages)
     return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "ask_s": statistics.median(totals),
@@ -132,10 +137,11 @@ def main(argv=None):
                    help="a field of a BOSettings record, e.g. fit.restarts=4")
     p.add_argument("--objective", choices=["dense", "tinygp"], default="dense")
     p.add_argument("--pow2-buffers", action="store_true")
-    p.add_argument("--start", choices=["defaults", "fitted"], default="defaults",
+    p.add_argument("--start", choices=["defaults", "fitted", "previous"], default="defaults",
                    help="the fit's first start: the defaults (a fresh AskTell: both starts are the defaults, run "
-                        "once) or the hyper-parameters of the untimed first ask() (a step inside a run: two "
-                        "distinct starts)")
+                        "once), the hyper-parameters of the untimed first ask() (fitted on the same n points), or "
+                        "(previous) those fitted on the first n - 1 points, as at the step after (the last two: "
+                        "two distinct starts, as a step inside a run)")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]

@@ -342,7 +342,7 @@ class AskTell:
                              "mcmc.samples = 0 (pending points on marginalised hyper-parameters are not built); "
                              "tell or cancel them first")
         post, t_fit = timed(kernel.fit_stage, self.settings, self.task, buffers, self.params, k_fit,
-                            bool(kernel.refit_at(self.settings, k)))
+                            bool(kernel.refit_at(self.settings, k)), bool(kernel.cold_at(self.settings, k, n_rows)))
         cost = None
         if self.cost_model is not None:
             self.cost_fit, t_cost = timed(costmodel.fit_cost, self.cost_model, np.asarray(self.x),

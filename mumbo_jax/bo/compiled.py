@@ -38,6 +38,7 @@ from mumbo_jax.bo import batch, kernel, rules, sharding
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.xla_options import jit
 
 __all__ = ["Benchmark", "History", "run_compiled", "backend_batching", "initial_states"]
 
@@ -88,7 +89,7 @@ def backend_batching() -> dict:
 # --------------------------------------------------------------------------- one seed's programs
 
 
-@functools.partial(jax.jit, static_argnames=("bench", "min_buffer"))
+@functools.partial(jit, static_argnames=("bench", "min_buffer"))
 def _init(task: Task, bench, key, min_buffer):
     """The design evaluated: ``(state, loop_key, noise_key, initial_cost)``."""
     design_key, loop_key = jax.random.split(key)
@@ -100,7 +101,7 @@ def _init(task: Task, bench, key, min_buffer):
     return state, loop_key, jax.random.fold_in(key, 7), jnp.sum(task.space.cost(zq))
 
 
-@functools.partial(jax.jit, static_argnames=("bench", "rule", "calibrate"))
+@functools.partial(jit, static_argnames=("bench", "rule", "calibrate"))
 def _score(task: Task, bench, post, buffers, rule="mean", calibrate=False):
     """The incumbent's ``(x [d], true value, regret, posterior mean of g, its sd)``
     (``rule``: the incumbent rule; ``calibrate``: the sd widened by the leave-one-out
@@ -110,7 +111,7 @@ def _score(task: Task, bench, post, buffers, rule="mean", calibrate=False):
     return x, value, regret, mu, sd
 
 
-@functools.partial(jax.jit, static_argnames=("bench",))
+@functools.partial(jit, static_argnames=("bench",))
 def _observe(task: Task, bench, state, params, prop, noise_key, go):
     """Evaluate the proposal and append it (where ``go``): ``(state, y, cost)``."""
     zq = prop.z.astype(jnp.int32) if task.spec.discrete else prop.z
@@ -120,7 +121,7 @@ def _observe(task: Task, bench, state, params, prop, noise_key, go):
     return state, y, cost
 
 
-@functools.partial(jax.jit, static_argnames=("bench",))
+@functools.partial(jit, static_argnames=("bench",))
 def _observe_batch(task: Task, bench, state, params, props, noise_key, go):
     """Evaluate a batch (``props`` with a leading slot axis) and append it slot by slot
     (the noise key of each evaluation as in the sequential loop): ``(state, y [q], cost [q])``."""
@@ -146,7 +147,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     """The stages of one seed: the decision kernel's programs, as in ask/tell."""
     stages = _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
-        fit=lambda s, k, refit: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit),
+        fit=lambda s, k, refit, cold: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, cold),
         score=lambda post, b: _score(task, bench, post, b, settings.recommendation.rule,
                                      settings.recommendation.calibrated),
         gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
@@ -163,7 +164,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
 # --------------------------------------------------------------------------- lock-step programs
 
 
-@functools.partial(jax.jit, static_argnames=("bench", "min_buffer"))
+@functools.partial(jit, static_argnames=("bench", "min_buffer"))
 def initial_states(task, bench, keys, min_buffer):
     """The lock-step loop's first states, one per key (``keys [S, 2]``): each seed's
     initial design evaluated on ``bench`` and padded into buffers of at least
@@ -171,46 +172,47 @@ def initial_states(task, bench, keys, min_buffer):
     return jax.vmap(lambda k: _init(task, bench, k, min_buffer))(keys)
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
-def _fit_all(settings, task, state, keys, refit):
+@functools.partial(jit, static_argnames=("settings",))
+def _fit_all(settings, task, state, keys, refit, cold):
     # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
     # a real branch, where a batched one would become a select that runs both branches
-    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit))(state, keys)
+    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, cold))(state,
+                                                                                                      keys)
 
 
-@functools.partial(jax.jit, static_argnames=("bench", "rule", "calibrate"))
+@functools.partial(jit, static_argnames=("bench", "rule", "calibrate"))
 def _score_all(task, bench, post, buffers, rule, calibrate=False):
     return jax.vmap(lambda p, b: _score(task, bench, p, b, rule, calibrate))(post, buffers)
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
+@functools.partial(jit, static_argnames=("settings",))
 def _gstar_all(settings, task, post, keys):
     return jax.vmap(lambda p, k: kernel.gstar_stage(settings, task, p, k))(post, keys)
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
+@functools.partial(jit, static_argnames=("settings",))
 def _maximise_all(settings, task, post, gstar, keys, n_design):
     return jax.vmap(lambda p, g, k, n0: kernel.maximise_stage(settings, task, p, g, k, None, n0))(post, gstar, keys,
                                                                                              n_design)
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
+@functools.partial(jit, static_argnames=("settings",))
 def _batch_all(settings, task, post, gstar, keys, state):
     return jax.vmap(lambda p, g, k, s: batch.batch_stage(settings, task, p, g, k, s.buffers, s.n, s.n_design))(
         post, gstar, keys, state)
 
 
-@functools.partial(jax.jit, static_argnames=("bench",))
+@functools.partial(jit, static_argnames=("bench",))
 def _observe_all(task, bench, state, params, prop, noise_keys, go):
     return jax.vmap(lambda *a: _observe(task, bench, *a))(state, params, prop, noise_keys, go)
 
 
-@functools.partial(jax.jit, static_argnames=("bench",))
+@functools.partial(jit, static_argnames=("bench",))
 def _observe_batch_all(task, bench, state, params, props, noise_keys, go):
     return jax.vmap(lambda *a: _observe_batch(task, bench, *a))(state, params, props, noise_keys, go)
 
 
-@jax.jit
+@jit
 def _step_keys_all(loop_keys, t):
     # in one program: a seed-sharded (possibly multi-process) array is not iterable on the host
     keys = jax.vmap(kernel.step_keys, (0, None))(loop_keys, t)
@@ -220,7 +222,7 @@ def _step_keys_all(loop_keys, t):
 def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
     return _Stages(
         init=lambda keys, mb: initial_states(task, bench, keys, mb),
-        fit=lambda s, k, refit: _fit_all(settings, task, s, k, refit),
+        fit=lambda s, k, refit, cold: _fit_all(settings, task, s, k, refit, cold),
         score=lambda post, b: _score_all(task, bench, post, b, settings.recommendation.rule,
                                          settings.recommendation.calibrated),
         gstar=lambda post, k: _gstar_all(settings, task, post, k),
@@ -262,7 +264,8 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
             if progress is not None:
                 progress(History(**hist))
         k_fit, k_gstar, k_max = split(loop_keys, t)
-        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)))
+        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
+                            bool(kernel.cold_at(settings, t, n0 + e)))
         (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
         inc = {"incumbent_x": as_rows(x_inc), "incumbent_value": as_rows(value), "regret": as_rows(regret),
                "incumbent_mean": as_rows(mu), "incumbent_sd": as_rows(sd)}

@@ -39,10 +39,11 @@ from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
 from mumbo_jax.bo.settings import BOSettings, FitSettings, GstarSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, posterior
+from mumbo_jax.xla_options import jit
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
-    "init", "observe", "step_keys", "refit_at", "fit_stage", "gstar_stage",
+    "init", "observe", "step_keys", "refit_at", "cold_at", "fit_stage", "gstar_stage",
     "maximise_stage", "decision_settings", "propose", "incumbent_row", "recommend", "decide", "believe_stage",
     "gibbon_stage", "PENDING_MODES",
 ]
@@ -182,29 +183,46 @@ def refit_at(settings: BOSettings, k):
     return k % settings.fit.refit_every == 0
 
 
+def cold_at(settings: BOSettings, k, n):
+    """Whether a refit at BO step ``k`` with ``n`` observations runs all its restarts
+    (``fit.warm_from`` 0, fewer than ``fit.warm_from`` observations, or every
+    ``fit.cold_every``-th refit); else only the warm start. ``k`` and ``n`` may be traced."""
+    f = settings.fit
+    if not f.warm_from:
+        return True
+    return (n < f.warm_from) | ((k // f.refit_every) % f.cold_every == 0)
+
+
 def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, key,
-              refit=True) -> posterior.Posterior:
+              refit=True, cold=True) -> posterior.Posterior:
     """Refit hyper-parameters (skipped when ``refit`` is False, see :func:`refit_at`)
     and condition on the buffers. A refit runs ``settings.fit.restarts`` L-BFGS starts
-    beginning with ``params``. The drivers keep ``refit`` unbatched, so that under vmap
-    the ``lax.cond`` stays a real branch.
+    beginning with ``params``; with ``cold`` False (:func:`cold_at`) only that first,
+    warm start, for at most ``fit.warm_iter`` iterations (the others are set equal to it,
+    which the CPU's one-after-another starts skip and lock-step starts run in step). The drivers keep ``refit`` unbatched, so
+    that under vmap the ``lax.cond`` stays a real branch.
 
     Compiled per (fit.restarts, fit.max_iter, mcmc) only: every rule shares the
     program."""
     m = settings.mcmc
     hmc = (m.samples, m.warmup, m.max_doublings) if m.samples else None
-    return _fit(settings.fit.restarts, settings.fit.max_iter, task, buffers, params, key, refit, hmc)
+    f = settings.fit
+    return _fit(f.restarts, f.max_iter, min(f.warm_iter, f.max_iter), task, buffers, params, key, refit, cold, hmc)
 
 
-@functools.partial(jax.jit, static_argnames=("n_restarts", "max_iter", "hmc"))
-def _fit(n_restarts, max_iter, task, buffers, params, key, refit, hmc=None):
+@functools.partial(jit, static_argnames=("n_restarts", "max_iter", "warm_iter", "hmc"))
+def _fit(n_restarts, max_iter, warm_iter, task, buffers, params, key, refit, cold=True, hmc=None):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
     def refit_params(params):
         inits = fitting.restart_inits(spec, key, n_restarts, first=params)
+        warm_only = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a[0], a.shape), inits)
+        inits = jax.tree_util.tree_map(lambda a, w: jnp.where(cold, a, w), inits, warm_only)
+        # one program for both: the iteration cap is a traced bound of L-BFGS's while_loop
+        cap = jnp.where(cold, max_iter, warm_iter)
         best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
-                                      max_iter, 1e-5)
+                                      cap, 1e-5)
         return models.absorb_target_floor(spec, best)
 
     params = jax.tree_util.tree_map(jnp.asarray, params)
@@ -249,7 +267,7 @@ def gstar_grid_size(settings: BOSettings, task: Task) -> int:
     return -(-n_grid // samples) if samples else n_grid
 
 
-@functools.partial(jax.jit, static_argnames=("uses_gstar", "n_gstar", "method", "n_grid"))
+@functools.partial(jit, static_argnames=("uses_gstar", "n_gstar", "method", "n_grid"))
 def _gstar(uses_gstar, n_gstar, method, n_grid, task, post, key):
     stacked = marginal.is_stacked(post)
     if not uses_gstar:
@@ -281,7 +299,7 @@ def decision_settings(settings: BOSettings) -> BOSettings:
     return dataclasses.replace(settings, fit=_DECISION_FIT, gstar=GstarSettings(samples=settings.gstar.samples))
 
 
-@functools.partial(jax.jit, static_argnames=("settings",))
+@functools.partial(jit, static_argnames=("settings",))
 def _maximise(settings, task, post, gstar, key, cost, n_design):
     return propose(settings, task, post, gstar, key, cost, n_design)
 
@@ -338,7 +356,7 @@ def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, 
     return first if rule.second_stage is None else rule.second_stage(ctx, first)
 
 
-@functools.partial(jax.jit, static_argnames=("rule", "calibrate"))
+@functools.partial(jit, static_argnames=("rule", "calibrate"))
 def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean", calibrate: bool = False):
     """``(x [d], mean, sd)``: the x recommended by ``rule`` (``BOSettings.recommendation.rule``;
     ``rows_x``: the buffer of evaluated x) and the model's mean and sd of g there, the sd
@@ -347,7 +365,7 @@ def recommend(task: Task, post: posterior.Posterior, rows_x, rule: str = "mean",
     return incumbent_module.recommend(post, task.target, jnp.asarray(task.spec.bounds), rule, rows_x, calibrate)
 
 
-@functools.partial(jax.jit, static_argnames=("rule",))
+@functools.partial(jit, static_argnames=("rule",))
 def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
     """``(row, mean)``: the buffer row of the evaluated x recommended by ``rule``
     (``BOSettings.recommendation.rule``; default the best posterior mean of g) and the
@@ -358,7 +376,8 @@ def incumbent_row(task: Task, post: posterior.Posterior, rule: str = "mean"):
 def decide(settings: BOSettings, task: Task, state: State, loop_key, cost=None):
     """One decision from ``state`` without timing: ``(posterior, proposal)``."""
     k_fit, k_gstar, k_max = step_keys(loop_key, state.k)
-    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k))
+    post = fit_stage(settings, task, state.buffers, state.params, k_fit, refit_at(settings, state.k),
+                     cold_at(settings, state.k, state.n))
     gstar = gstar_stage(settings, task, post, k_gstar)
     # cost passed positionally as in the drivers: jit keys on how arguments are passed
     return post, maximise_stage(settings, task, post, gstar, k_max, cost, state.n_design)

@@ -22,13 +22,24 @@ class FitSettings:
     """How the hyper-parameters are fitted (maximum marginal likelihood, L-BFGS)."""
 
     restarts: int = knob(2, "L-BFGS starts of a refit (the previous hyper-parameters, the defaults, then random "
-                         "perturbations). The refit dominates a step's cost; the warm start from the previous step "
-                         "usually converges in a few iterations.", low=1, cap=1_000, old="fit_restarts")
+                         "perturbations). The refit dominates a step's cost: every start runs until the gradient "
+                         "test or max_iter, and on noiseless data the likelihood keeps rising slowly as the noise "
+                         "shrinks, so most starts run all max_iter iterations.", low=1, cap=1_000, old="fit_restarts")
     max_iter: int = knob(50, "L-BFGS iterations per start.", low=1, cap=100_000, old="fit_max_iter")
     refit_every: int = knob(1, "The BO loops refit at steps k with k % refit_every == 0; the steps between "
                             "condition on all the data with the previous hyper-parameters (one Cholesky). 1 refits "
                             "every step; long runs with hundreds of observations use 10-25.", low=1,
                             cap=1_000_000, old="refit_every")
+    warm_from: int = knob(0, "0: every refit runs all its restarts. N >= 1: a refit with at least N observations "
+                          "runs only the warm start (L-BFGS from the previous hyper-parameters) for at most "
+                          "warm_iter iterations, except every cold_every-th refit, which runs all restarts for "
+                          "max_iter. For runs that reach thousands of observations, where every iteration is an "
+                          "O(n^3) factorisation; warm-only refits at small n kept Forrester seeds in a poor basin "
+                          "(docs/performance.md, Refits at large n).", low=0, cap=100_000_000)
+    cold_every: int = knob(10, "With warm_from: every cold_every-th refit (counted in refits, from the first "
+                           "BO step) runs all restarts.", low=1, cap=1_000_000)
+    warm_iter: int = knob(10, "With warm_from: L-BFGS iterations of a warm-only refit (at most max_iter): the "
+                          "fit goes on from where the last one stopped.", low=1, cap=100_000)
 
     def __post_init__(self):
         knobs.check(self, "fit.")

@@ -174,7 +174,8 @@ def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_
     the BO loops' warm-started refits. ``batching``: ``"scan"`` (one start after another;
     a start equal to the one before it is not run twice), ``"vmap"`` (all at once), or
     None (:func:`starts_batching`: scan on CPU, vmap on accelerators). Both give the
-    same optimum from each start, to rounding (tests/test_linalg.py).
+    same optimum from each start, to rounding (tests/test_linalg.py). ``max_iter`` may be
+    a traced scalar (the BO loops' warm-only refits cap it per step in one program).
 
     Returns:
         ``(params, loss, losses [R])``.

@@ -1,0 +1,123 @@
+"""Paired seed studies of changes meant to keep the decisions' quality: a variant against
+the reference on the same seeds, through ``experiments/studies/robust.py``.
+
+    python experiments/ablations/seed_study_paired.py xla_options [--seeds 20] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py warm_refits [--seeds 10] [--jobs 2]
+
+* ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
+  against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
+  (``robust``, default settings) on Currin, Hartmann-3 and Borehole, at most 60
+  evaluations (the paper budgets of robust.py).
+* ``warm_refits``: warm-only refits from 60 observations on (``fit.warm_from = 60``,
+  ``cold_every = 10``, ``warm_iter = 10``) against a full refit at every step: the default
+  rule on Hartmann-3, at most 150 evaluations.
+
+Deterministic single-thread XLA flags (set by robust.py). The runs go to
+``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
+the comparison, per problem, to ``docs/data/<study>/seed_study.json``: the final regret of
+each seed under both, the two-sided Wilcoxon signed-rank p of the paired log-regrets
+(floored at 1e-12), and for how many BO evaluations each seed's two runs stay together.
+Changes that compile or fit differently part the runs at some step (rounding is amplified
+by the maximiser): the question is whether the outcomes differ beyond the paired test's noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+from scipy import stats
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# study: problems, evaluation cap, (reference, variant) -> (environment, robust.py flags)
+STUDIES = {
+    "xla_options": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
+        "default": ({"MUMBO_JAX_XLA_OPTIONS": "default"}, []),
+        "fast": ({"MUMBO_JAX_XLA_OPTIONS": "fast"}, [])}),
+    "warm_refits": dict(problems=("hartmann3",), max_evals=150, variants={
+        "cold": ({}, []),
+        "warm": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})])}),
+}
+
+
+def run(study: str, variant: str, seeds: int, jobs: int) -> None:
+    spec = STUDIES[study]
+    env, flags = spec["variants"][variant]
+    subprocess.run([sys.executable, str(ROOT / "experiments" / "studies" / "robust.py"),
+                    "--problems", ",".join(spec["problems"]), "--strategies", "robust", "--seeds", str(seeds),
+                    "--max-evals", str(spec["max_evals"]), "--jobs", str(jobs),
+                    "--out", str(ROOT / "docs" / "data" / study / variant), *flags],
+                   env=dict(os.environ, **env), check=True)
+
+
+def together_for(a: dict, b: dict) -> int | None:
+    """BO evaluations before two runs of one seed part: the first at which the fidelity
+    differs or the recommendation's regret after it differs by more than 1e-6 relative
+    (the study files keep no inputs); None: they never part."""
+    za, zb = np.asarray(a["z"]), np.asarray(b["z"])
+    ra, rb = np.asarray(a["regret"], float), np.asarray(b["regret"], float)
+    n = min(len(za), len(zb))
+    for i in range(n):
+        if za[i] != zb[i] or abs(ra[i + 1] - rb[i + 1]) > 1e-6 * max(abs(ra[i + 1]), abs(rb[i + 1]), 1e-12):
+            return i
+    return None if len(za) == len(zb) else n
+
+
+def compare(study: str, seeds: int) -> dict:
+    spec = STUDIES[study]
+    ref, var = spec["variants"]
+    out = {"command": f"python experiments/ablations/seed_study_paired.py {study} --seeds {seeds}",
+           "max_evals": spec["max_evals"], "reference": ref, "variant": var, "problems": {}}
+    for p in spec["problems"]:
+        runs = {v: json.loads((ROOT / "docs" / "data" / study / v / f"{p}__robust.json").read_text())
+                for v in (ref, var)}
+        by_seed = {v: {r["seed"]: r for r in runs[v]["seeds"]} for v in runs}
+        common = sorted(set(by_seed[ref]) & set(by_seed[var]))[:seeds]
+        final = {v: np.array([by_seed[v][s]["regret"][-1] for s in common]) for v in runs}
+        la, lb = (np.log10(np.maximum(final[v], 1e-12)) for v in (ref, var))
+        diff = lb - la
+        out["problems"][p] = {
+            "budget": runs[var]["budget"], "seeds": common,
+            "final_regret": {v: final[v].tolist() for v in runs},
+            "median": {v: float(np.median(final[v])) for v in runs},
+            "variant_lower": int(np.sum(diff < 0)), "variant_higher": int(np.sum(diff > 0)),
+            "wilcoxon_p": float(stats.wilcoxon(la, lb).pvalue) if np.any(diff != 0) else 1.0,
+            "together_for": [together_for(by_seed[ref][s], by_seed[var][s]) for s in common],
+            "evaluations": {v: [by_seed[v][s]["n_evals"] for s in common] for v in runs},
+            # seconds of the fit and of whole decisions over a run (compilation included; the seeds
+            # run in lock-step, so each seed's figure is its batch's), median over seeds
+            "fit_s": {v: float(np.median([sum(o["fit"] for o in by_seed[v][s]["overheads"]) for s in common]))
+                      for v in runs},
+            "decisions_s": {v: float(np.median([sum(o["total"] for o in by_seed[v][s]["overheads"])
+                                                for s in common])) for v in runs},
+        }
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("study", choices=sorted(STUDIES))
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=1, help="processes per variant (the variants run one after another)")
+    ap.add_argument("--compare-only", action="store_true", help="only compare the runs already there")
+    args = ap.parse_args(argv)
+    variants = list(STUDIES[args.study]["variants"])
+    if not args.compare_only:
+        for v in variants:
+            run(args.study, v, args.seeds, args.jobs)
+    result = compare(args.study, args.seeds)
+    (ROOT / "docs" / "data" / args.study / "seed_study.json").write_text(json.dumps(result, indent=1) + "\n")
+    ref, var = variants
+    for p, r in result["problems"].items():
+        print(f"{p}: median final regret {r['median'][ref]:.3g} ({ref}) vs {r['median'][var]:.3g} ({var}); "
+              f"{var} lower on {r['variant_lower']} seeds, higher on {r['variant_higher']}, Wilcoxon p "
+              f"{r['wilcoxon_p']:.2f}; together for {r['together_for']} BO evaluations")
+
+
+if __name__ == "__main__":
+    main()
