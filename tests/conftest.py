@@ -80,7 +80,7 @@ def pytest_collection_modifyitems(config, items):
 
 # ---------------------------------------------------------------- compiled programs, released
 # A worker keeps every program it compiles, and XLA maps memory for each one's code (about
-# 1,900 maps per buffer size of the default rule); a CI run and a local run lost a worker to a
+# 1,100 maps per buffer size of the default rule, 2,100 before the library's compile options); a CI run and a local run lost a worker to a
 # segmentation fault inside XLA's compiler some 900 tests in, past the kernel's
 # vm.max_map_count (65,530), with about 20,000 maps at 15 % of the run. Between test files,
 # once a worker holds 30 % of its limit, its compiled programs are dropped (the library's

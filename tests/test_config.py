@@ -241,6 +241,11 @@ def test_results_written_before_the_records_upgrade_for_resume():
     assert upgrade_record(flat) == dataclasses.asdict(s)
     assert upgrade_record(dataclasses.asdict(s)) == dataclasses.asdict(s)
     assert upgrade_record({**flat, "protect_target": True}) is None
+    # a nested record written before fit.warm_from and its companions existed: their defaults
+    older = dataclasses.asdict(s)
+    for added in ("warm_from", "cold_every", "warm_iter"):
+        del older["fit"][added]
+    assert upgrade_record(older) == dataclasses.asdict(s)
 
 
 def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):

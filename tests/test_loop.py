@@ -125,12 +125,17 @@ def test_lockstep_batching_and_a_refit_schedule_agree_with_ask_tell():
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), runs["map"].x[1], rtol=0, atol=X_TOL)
 
 
-def test_fit_stage_without_refit_keeps_the_hyper_parameters():
+def _forrester_design_buffers():
+    """``(task, buffers)``: Forrester's initial design (seed 0), evaluated, in 32 rows."""
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
     x, z = kernel.initial_design(task, jax.random.PRNGKey(0))
     y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, z.astype(int))
-    b = kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), 32)
+    return task, kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), 32)
+
+
+def test_fit_stage_without_refit_keeps_the_hyper_parameters():
+    task, b = _forrester_design_buffers()
     params = kernel.as_params(kernel.models.default_params(task.spec))
     kept = kernel.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), False)
     fitted = kernel.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), True)
@@ -154,11 +159,7 @@ def test_cold_restarts_follow_the_schedule():
 
 
 def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
-    prob = problems.get_problem("forrester")
-    task = tasks.problem_task(prob)
-    x, z = kernel.initial_design(task, jax.random.PRNGKey(0))
-    y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, z.astype(int))
-    b = kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), 32)
+    task, b = _forrester_design_buffers()
     # a warm start away from the defaults, so that the cold starts differ from it
     params = kernel.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, kernel.models.default_params(task.spec)))
     key = jax.random.PRNGKey(3)

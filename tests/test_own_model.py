@@ -82,7 +82,8 @@ def test_own_model_fits_and_predicts_like_numpy():
     # a static jit argument, as the built-in models; the joint moments MUMBO needs
     objective = jax.jit(mumbo_jax.neg_log_marginal, static_argnums=0)
     np.testing.assert_allclose(float(objective(spec, post.params, scaling, jnp.asarray(x), jnp.asarray(z),
-                                               jnp.asarray(y), jnp.ones(len(y)))), nlml(post.params), rtol=1e-12)
+                                               jnp.asarray(y), jnp.ones(len(y)))), nlml(post.params),
+                               rtol=1e-10)  # one fused program against op by op; the fitted noise is tiny
     moments = mumbo_jax.joint_moments(post, xs, np.ones(9, int), mumbo_jax.target_fidelity(0))
     assert np.all(np.isfinite(np.asarray(moments.cov))) and np.all(np.asarray(moments.var_y) > 0)
 

@@ -1,8 +1,9 @@
 """Compiled programs held in memory, kept under the kernel's limit on memory maps.
 
 XLA's CPU backend maps memory for the machine code of every program it compiles: about
-1,900 maps for one buffer size's programs of the default rule (fit, g*, maximiser,
-recommendation; Hartmann-3). Linux allows a process ``vm.max_map_count`` maps (65,530 by
+1,100 maps for one buffer size's programs of the default rule (fit, g*, maximiser,
+recommendation; Hartmann-3; about 2,100 under XLA's default compile options,
+:mod:`mumbo_jax.xla_options`). Linux allows a process ``vm.max_map_count`` maps (65,530 by
 default); past it, a memory map fails inside XLA's compiler and the process dies of a
 segmentation fault. A run that grows to a thousand points compiles two dozen buffer
 sizes, and a process that runs many configurations (a sweep, a test session) keeps every

@@ -130,15 +130,22 @@ def upgrade_record(flat: Mapping) -> dict | None:
     """A ``dataclasses.asdict(BOSettings)`` written before the settings were grouped (flat
     keys, e.g. the ``settings`` of an older ``results.json``) in today's nested form;
     ``None`` where a removed lever was on (those settings cannot be expressed today). A
-    nested record is returned as it is."""
+    nested record is returned as it is. In both, a field added to a record since (absent
+    from the record read) takes its default: the defaults of added fields keep the
+    behaviour of the library that wrote the record (``fit.warm_from = 0``: every refit full)."""
     if any(isinstance(v, dict) for v in flat.values()):
-        return dict(flat)
-    old, out = old_keys(), {"strategy": flat.get("strategy")}
-    out.update({name: {} for name in RECORDS})
-    for key, value in flat.items():
-        if key in old:
-            record, name = old[key]
-            out[record][name] = value
-        elif key in REMOVED and value != REMOVED[key]:
-            return None
+        out = {k: dict(v) if isinstance(v, dict) else v for k, v in flat.items()}
+    else:
+        old, out = old_keys(), {"strategy": flat.get("strategy")}
+        out.update({name: {} for name in RECORDS})
+        for key, value in flat.items():
+            if key in old:
+                record, name = old[key]
+                out[record][name] = value
+            elif key in REMOVED and value != REMOVED[key]:
+                return None
+    for name, cls in RECORDS.items():
+        if isinstance(out.get(name), dict):
+            defaults = dataclasses.asdict(cls())
+            out[name] = {**{k: v for k, v in defaults.items() if k not in out[name]}, **out[name]}
     return out
