@@ -14,10 +14,12 @@ alone. JAX accepts compile options only on the outermost ``jit`` of a program, s
 library's :func:`jit` holds two jitted versions of a function and calls the one with the
 options only when no trace is active (a library function called inside the user's own
 ``jit``, ``vmap`` or ``grad``, or inside another library program, is traced as a plain
-``jax.jit`` and compiles with the caller's options). ``MUMBO_JAX_XLA_OPTIONS=default``, read at import, compiles the library's programs
-with XLA's defaults too: for a JAX release whose XLA no longer knows the option (every
-compile would then fail with "No such compile option"), or to compare. The two compile
-other rounding, so fixed-seed decisions differ between them to rounding.
+``jax.jit`` and compiles with the caller's options).
+
+``MUMBO_JAX_XLA_OPTIONS=default`` (read at import) compiles the library's programs with
+XLA's defaults too, to compare or to rule the option out. The two code generators round
+differently, so fixed-seed decisions differ between them after some steps; a paired seed
+study found the outcomes alike (docs/performance.md).
 """
 
 from __future__ import annotations
