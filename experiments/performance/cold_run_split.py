@@ -21,8 +21,10 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import logging
 import os
 import pathlib
+import re
 import sys
 import tempfile
 import time
@@ -69,6 +71,19 @@ def main(argv=None):
             compiled[0] += event.endswith("backend_compile_duration")
 
     jax.monitoring.register_event_duration_secs_listener(on_duration)
+    per_program: dict = collections.defaultdict(lambda: [0, 0.0])  # name -> [programs, XLA seconds]
+
+    class CompileLog(logging.Handler):
+        def emit(self, record):
+            m = re.search(r"Finished XLA compilation of (.*?) in ([0-9.e-]+) sec", record.getMessage())
+            if m:
+                per_program[m.group(1)][0] += 1
+                per_program[m.group(1)][1] += float(m.group(2))
+
+    jax.config.update("jax_log_compiles", True)
+    logging.getLogger("jax").addHandler(CompileLog())
+    logging.getLogger("jax").setLevel(logging.WARNING)
+    logging.getLogger("jax").propagate = False  # the compile log is counted, not printed
     out = work / "run"
     t0 = time.perf_counter()
     code = cli.main(["run", args.config, "--seeds", str(args.seeds), "--out", str(out)])
@@ -81,10 +96,14 @@ def main(argv=None):
     row = dict(config=args.config, seeds=args.seeds, growth=args.growth, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
                compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},
                programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__,
-               xla_flags=os.environ.get("XLA_FLAGS"))
+               xla_flags=os.environ.get("XLA_FLAGS"),
+               xla_by_program={k: [c, round(t, 1)] for k, (c, t) in sorted(per_program.items(), key=lambda kv: -kv[1][1])
+                               if t >= 0.5})
     print(f"{args.config}, {args.seeds} seed(s), buffers by {args.growth}, cold cache: {wall:.1f} s wall, {compile_s:.1f} s compiling "
           f"({100 * compile_s / wall:.0f} %: trace {seconds['trace']:.1f}, lower {seconds['lower']:.1f}, "
           f"XLA {seconds['xla']:.1f}), {compiled[0]} programs compiled, BO evaluations {n_evals}")
+    for name, (count, secs) in row["xla_by_program"].items():
+        print(f"  {name}: {count} compiled, {secs:.1f} s XLA")
     if args.out:
         pathlib.Path(args.out).write_text(json.dumps(row, indent=1) + "\n")
 

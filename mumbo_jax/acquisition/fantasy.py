@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import acquisitions
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import linalg, models, posterior
 from mumbo_jax.gp.posterior import Moments, Posterior, Target
 from mumbo_jax.xla_options import jit
 
@@ -146,8 +146,8 @@ def candidate_factors(post: Posterior, x, z, target: Target) -> CandidateFactors
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
     mu_g, var_g, vg, zt, w = posterior.target_part(post, kernel, xu, target)
     kf = kernel((post.x, post.z), (xu, zu))  # [n, M]
-    vf = post.chol_inv @ kf
-    mu_y = kf.T @ post.alpha
+    vf = linalg.tri_matmul(post.chol_inv, kf)
+    mu_y = post.alpha @ kf
     var_f = jnp.maximum(kernel((xu, zu)) - jnp.sum(vf**2, axis=0), VAR_FLOOR)
     m = xu.shape[0]
     prior_cov = sum(w[j] * _paired(kernel, xu, zu, jnp.full(m, zt[j])) for j in range(zt.shape[0]))

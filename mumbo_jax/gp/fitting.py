@@ -56,7 +56,10 @@ def gaussian_nll(cov, r):
 
 
 def _gaussian_nll_fwd(cov, r):
-    chol = jnp.linalg.cholesky(cov)
+    # cov is symmetric (and LAPACK reads one triangle): factorising its transpose, a free
+    # column-major view of the row-major Gram, spares XLA a column-major copy of every
+    # N x N step that builds it and of their gradients (docs/performance.md, "Refits at large n")
+    chol = jax.lax.linalg.cholesky(cov.T, symmetrize_input=False)
     chol_inv = linalg.tri_inv(chol)
     w = chol_inv @ r
     nll = 0.5 * jnp.dot(w, w) + jnp.sum(jnp.log(jnp.diag(chol))) + 0.5 * _LOG_2PI * r.shape[0]
@@ -66,7 +69,7 @@ def _gaussian_nll_fwd(cov, r):
 
 def _gaussian_nll_bwd(res, g):
     chol_inv, w = res
-    alpha = chol_inv.T @ w
+    alpha = w @ chol_inv  # chol_inv^T w without a transposed copy of chol_inv
     cov_inv = linalg.lower_gram(chol_inv)
     return g * 0.5 * (cov_inv - jnp.outer(alpha, alpha)), g * alpha
 

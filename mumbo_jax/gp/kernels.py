@@ -244,9 +244,11 @@ def _matern52_fwd(s):
 def _matern52_bwd(res, c):
     # dk/d(sq) = -(5/6) (1 + a) e^-a, d(sq_ij)/ds_i = 2 (s_i - s_j): with P = (C + C^T) o e,
     # d/ds_i = -(5/3) (s_i sum_j P_ij - (P s)_i), O(n^2 d) without [n, n, d] temporaries
+    # e is symmetric, so P = Q + Q^T with Q = C o e: row sums and products by Q and Q^T
+    # (a transposed product is a BLAS flag) instead of materialising C^T
     s, e = res
-    p = (c + c.T) * e
-    return (-(5.0 / 3.0) * (s * jnp.sum(p, axis=1)[:, None] - p @ s),)
+    q = c * e
+    return (-(5.0 / 3.0) * (s * (jnp.sum(q, axis=1) + jnp.sum(q, axis=0))[:, None] - (q @ s + q.T @ s)),)
 
 
 @jax.custom_vjp

@@ -144,9 +144,12 @@ def _condition(spec, params, scaling, x, z, y, mask):
 
 
 def _factorise(spec, params, scaling, xu, zu, y_std, mask, noise, extra_noise=None) -> "Posterior":
-    gp = masked_gp(spec, params, xu, zu, mask, noise, extra_noise)
-    chol_inv = linalg.tri_inv(gp.solver.scale_tril)
-    alpha = chol_inv.T @ (chol_inv @ (mask * y_std))
+    # the GP of masked_gp, its Gram built densely (the fit's): factorising the transpose of
+    # the symmetric matrix reads it without a column-major copy (fitting.gaussian_nll)
+    noise_rows = noise[noise_index(spec, zu)] if extra_noise is None else noise[noise_index(spec, zu)] + extra_noise
+    cov = spec.gram(params, xu, zu, mask) + jnp.diag(mask * noise_rows + (1.0 - mask))
+    chol_inv = linalg.tri_inv(jax.lax.linalg.cholesky(cov.T, symmetrize_input=False))
+    alpha = (chol_inv @ (mask * y_std)) @ chol_inv  # chol_inv^T (.) without a transposed copy
     # padded rows: K is the identity there, so chol_inv is block diagonal; zeroing those
     # rows (and alpha there, already 0) removes padding from every prediction
     chol_inv = chol_inv * mask[:, None]
@@ -243,12 +246,12 @@ def target_part(post: Posterior, kernel, xu, target: Target):
     # (scaling the n x M matrix itself costs as much as building it).
     if zt.shape[0] == 1:
         k_g = _cross(post, kernel, xu, jnp.full(m, zt[0]))
-        v_g = (w[0] * post.chol_inv) @ k_g
-        mean = k_g.T @ (w[0] * post.alpha)
+        v_g = linalg.tri_matmul(w[0] * post.chol_inv, k_g)
+        mean = (w[0] * post.alpha) @ k_g  # k_g^T alpha: a vector times k_g, no transposed copy of it
     else:
         k_g = sum(w[j] * _cross(post, kernel, xu, jnp.full(m, zt[j])) for j in range(zt.shape[0]))
-        v_g = post.chol_inv @ k_g
-        mean = k_g.T @ post.alpha
+        v_g = linalg.tri_matmul(post.chol_inv, k_g)
+        mean = post.alpha @ k_g
 
     J = zt.shape[0]
     prior_var = sum(
@@ -261,8 +264,8 @@ def target_part(post: Posterior, kernel, xu, target: Target):
 def _fidelity_part(post: Posterior, kernel, xu, zu, v_g, zt, w):
     """Standardised moments of f(x, z) and its covariance with g, per candidate."""
     k_f = _cross(post, kernel, xu, zu)
-    v_f = post.chol_inv @ k_f
-    mean = k_f.T @ post.alpha
+    v_f = linalg.tri_matmul(post.chol_inv, k_f)
+    mean = post.alpha @ k_f
     var = kernel((xu, zu)) - jnp.sum(v_f**2, axis=0)
 
     prior_cov = sum(w[j] * _paired(kernel, xu, zu, jnp.full(zu.shape, zt[j])) for j in range(zt.shape[0]))
@@ -410,10 +413,10 @@ def _predict(post, x, z):
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
     k = _cross(post, kernel, xu, zu)
-    v = post.chol_inv @ k
+    v = linalg.tri_matmul(post.chol_inv, k)
     var = jnp.maximum(kernel((xu, zu)) - jnp.sum(v**2, axis=0), _VAR_FLOOR)
     s = post.scaling.y_scale
-    return k.T @ post.alpha * s + post.scaling.y_mean, var * s * s
+    return (post.alpha @ k) * s + post.scaling.y_mean, var * s * s
 
 
 def predict(post: Posterior, x, z):
