@@ -706,21 +706,24 @@ def render_compile(root, rel=None):
 
 def render_large_n(root, rel):
     """One decision at large n with a full refit and a warm-only one
-    (``experiments/performance/bench_decision.py --start previous``, the second run with
-    ``--set fit.warm_from=1 --set fit.cold_every=1000000``; ``rel``: the file under docs/data)."""
+    (``experiments/performance/bench_decision.py --start previous``; a row is warm-only
+    where n >= ``fit.warm_from``; "code": "earlier" for runs before the large-n algebra,
+    which record only the settings they changed; ``rel``: the file under docs/data)."""
     runs = _load(root, f"docs/data/{rel}")
-    lines = ["| device | refit | n | buffer rows | decision | fit | g* | maximisation | first call (compiles) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| device | code | refit | n | buffer rows | decision | fit | g* | maximisation | first call (compiles) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
-        fit = run["settings"].get("fit", {})
-        if fit.get("warm_from"):
-            cap = run.get("effective_warm_iter") or min(fit.get("warm_iter", 10), fit.get("max_iter", 50))
-            refit = f"warm start only, at most {cap} iterations"
-        else:
-            refit = "every start (the default)"
+        # runs since the large-n algebra record the fit settings in effect (defaults included)
+        fit = run.get("effective_fit") or run["settings"].get("fit", {})
         device = f"{run['device'].upper()} (jax {run['jax']})"
+        code = "current" if "effective_fit" in run else "earlier"
         for r in run["rows"]:
-            lines.append(f"| {device} | {refit} | {r['n']} | {r['buffer_rows']} | {r['ask_s']:.3f} s | "
+            if fit.get("warm_from") and r["n"] >= fit["warm_from"] and fit.get("cold_every", 10) > 1:
+                cap = run.get("effective_warm_iter") or min(fit.get("warm_iter", 10), fit.get("max_iter", 50))
+                refit = f"warm start only, at most {cap} iterations"
+            else:
+                refit = "every start"
+            lines.append(f"| {device} | {code} | {refit} | {r['n']} | {r['buffer_rows']} | {r['ask_s']:.3f} s | "
                          f"{r['fit_s']:.3f} s | {r['gstar_s']:.3f} s | {r['maximise_s']:.3f} s | "
                          f"{r['first_call_s']:.0f} s |")
     return "\n".join(lines) + "\n"

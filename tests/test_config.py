@@ -238,14 +238,19 @@ def test_results_written_before_the_records_upgrade_for_resume():
     flat = {"strategy": "mes", "fit_ftol": 0.0, "protect_target": False}
     for old, (record, name) in old_keys().items():
         flat[old] = getattr(getattr(s, record), name)
-    assert upgrade_record(flat) == dataclasses.asdict(s)
+    # the flat records predate warm-only refits: read with fit.warm_from = 0, as written
+    as_written = {**dataclasses.asdict(s), "fit": {**dataclasses.asdict(s)["fit"], "warm_from": 0}}
+    assert upgrade_record(flat) == as_written
     assert upgrade_record(dataclasses.asdict(s)) == dataclasses.asdict(s)
     assert upgrade_record({**flat, "protect_target": True}) is None
-    # a nested record written before fit.warm_from and its companions existed: their defaults
+    # a nested record written before fit.warm_from and its companions existed: the values
+    # that keep its writer's behaviour (every refit full), not today's warm_from default
     older = dataclasses.asdict(s)
     for added in ("warm_from", "cold_every", "warm_iter"):
         del older["fit"][added]
-    assert upgrade_record(older) == dataclasses.asdict(s)
+    upgraded = upgrade_record(older)
+    assert upgraded["fit"]["warm_from"] == 0 != s.fit.warm_from
+    assert upgraded == as_written
 
 
 def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):

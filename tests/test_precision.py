@@ -40,7 +40,7 @@ EXEMPT = {
                             "signal_variances", "log_prior", "Scaling", "make_scaling", "scale_inputs",
                             "check_inputs", "check_in_box", "check_data"},
     "mumbo_jax.gp.fitting": {"lbfgs", "restart_inits", "starts_batching", "gaussian_nll", "matern52_gram"},
-    "mumbo_jax.gp.linalg": {"BASE_BLOCK", "tri_inv", "lower_gram"},
+    "mumbo_jax.gp.linalg": {"BASE_BLOCK", "TRI_MATMUL_BLOCK", "tri_inv", "lower_gram", "tri_matmul"},
     "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior",
                                "Masked", "noise_index", "masked_gp", "standardise", "internal_target",
                                "check_target", "target_part", "evaluated_inputs", "CHUNK"},

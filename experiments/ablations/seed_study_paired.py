@@ -3,11 +3,16 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
 
     python experiments/ablations/seed_study_paired.py xla_options [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py warm_refits [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py large_n_algebra [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
   (``robust``, default settings) on Currin, Hartmann-3 and Borehole, at most 60
   evaluations (the paper budgets of robust.py).
+* ``large_n_algebra``: the library before its large-n algebra (the commit before it, run
+  from a git worktree under ``.worktrees/``) against this tree: the default rule on Currin,
+  Hartmann-3 and Borehole, at most 60 evaluations (a change that means to compute the same
+  numbers, rounded differently).
 * ``warm_refits``: warm-only refits from 60 observations on (``fit.warm_from = 60``,
   ``cold_every = 10``, ``warm_iter = 10``) against a full refit at every step: the default
   rule on Hartmann-3, 150 evaluations (a budget of 1e6 that the evaluation cap reaches
@@ -43,18 +48,32 @@ STUDIES = {
     "warm_refits": dict(problems=("hartmann3",), max_evals=150, budget=1e6, variants={
         "cold": ({}, []),
         "warm": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})])}),
+    # the code before the large-n algebra (a git worktree at that commit) against this tree's
+    "large_n_algebra": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
+        "before": ({}, [], "b9b797c"),
+        "after": ({}, [])}),
 }
+
+
+def _checkout(commit: str) -> pathlib.Path:
+    """A detached git worktree of this repository at ``commit`` (made once, kept under
+    ``.worktrees/``, which git ignores): the library as it was, to run a variant with."""
+    path = ROOT / ".worktrees" / commit
+    if not path.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit], check=True)
+    return path
 
 
 def run(study: str, variant: str, seeds: int, jobs: int) -> None:
     spec = STUDIES[study]
-    env, flags = spec["variants"][variant]
-    subprocess.run([sys.executable, str(ROOT / "experiments" / "studies" / "robust.py"),
+    env, flags, *commit = spec["variants"][variant]
+    code = _checkout(commit[0]) if commit else ROOT
+    subprocess.run([sys.executable, str(code / "experiments" / "studies" / "robust.py"),
                     "--problems", ",".join(spec["problems"]), "--strategies", "robust", "--seeds", str(seeds),
                     "--max-evals", str(spec["max_evals"]), "--jobs", str(jobs),
                     *(["--budget", str(spec["budget"])] if "budget" in spec else []),
                     "--out", str(ROOT / "docs" / "data" / study / variant), *flags],
-                   env=dict(os.environ, **env), check=True)
+                   env=dict(os.environ, **env, **({"PYTHONPATH": str(code)} if commit else {})), check=True)
 
 
 def together_for(a: dict, b: dict) -> int | None:

@@ -39,6 +39,7 @@ the next power of two as before issue 10.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -184,7 +185,7 @@ def main(argv=None):
                  "pow2_buffers": args.pow2_buffers, "start": args.start, "time": time.strftime("%Y-%m-%d %H:%M:%S"),
                  "machine": platform.node(), "cpu_count": os.cpu_count(), "device": jax.default_backend(),
                  "jax": jax.__version__, "loadavg_start": load, "loadavg_end": os.getloadavg(), "reps": args.reps,
-                 "rows": rows, "ratio_300_40": ratio})
+                 "rows": rows, "ratio_300_40": ratio, "effective_fit": dataclasses.asdict(settings.fit)})
     out.write_text(json.dumps(runs, indent=1) + "\n")
 
 

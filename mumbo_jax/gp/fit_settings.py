@@ -30,11 +30,12 @@ class FitSettings:
                             "condition on all the data with the previous hyper-parameters (one Cholesky). 1 refits "
                             "every step; long runs with hundreds of observations use 10-25.", low=1,
                             cap=1_000_000, old="refit_every")
-    warm_from: int = knob(0, "0: every refit runs all its restarts. N >= 1: a refit with at least N observations "
+    warm_from: int = knob(500, "0: every refit runs all its restarts. N >= 1: a refit with at least N observations "
                           "runs only the warm start (L-BFGS from the previous hyper-parameters) for at most "
                           "warm_iter iterations, except every cold_every-th refit, which runs all restarts for "
-                          "max_iter. For runs that reach thousands of observations, where every iteration is an "
-                          "O(n^3) factorisation; warm-only refits at small n kept Forrester seeds in a poor basin "
+                          "max_iter. The default keeps full refits below 500 observations and makes the runs that "
+                          "reach thousands (every L-BFGS iteration an O(n^3) factorisation) about 5x cheaper per "
+                          "decision; warm-only refits at small n kept Forrester seeds in a poor basin "
                           "(docs/performance.md, Refits at large n).", low=0, cap=100_000_000)
     cold_every: int = knob(10, "With warm_from: every cold_every-th refit (counted in refits, from the first "
                            "BO step) runs all restarts.", low=1, cap=1_000_000)

@@ -32,7 +32,7 @@ from mumbo_jax import knobs
 from mumbo_jax.bo.settings import RECORDS, BOSettings, old_keys
 from mumbo_jax.run.schema import Field, Section, did_you_mean
 
-__all__ = ["SETTINGS", "OLD_SECTION", "SETTINGS_SECTIONS", "REMOVED", "INT_CAP", "record_fields", "read_settings",
+__all__ = ["SETTINGS", "OLD_SECTION", "SETTINGS_SECTIONS", "REMOVED", "ADDED_AS", "INT_CAP", "record_fields", "read_settings",
            "merge", "build_settings", "upgrade_record"]
 
 SETTINGS = "settings"  # the section of the settings
@@ -126,13 +126,19 @@ def build_settings(strategy: str, table: Mapping, fail, where: str = f"[{SETTING
         fail(f"{where} {e}")
 
 
+# fields added to a record with a default other than the behaviour before them: a record
+# written without them is read with these values (record -> field -> value)
+ADDED_AS = {"fit": {"warm_from": 0}}
+
+
 def upgrade_record(flat: Mapping) -> dict | None:
     """A ``dataclasses.asdict(BOSettings)`` written before the settings were grouped (flat
     keys, e.g. the ``settings`` of an older ``results.json``) in today's nested form;
     ``None`` where a removed lever was on (those settings cannot be expressed today). A
     nested record is returned as it is. In both, a field added to a record since (absent
-    from the record read) takes its default: the defaults of added fields keep the
-    behaviour of the library that wrote the record (``fit.warm_from = 0``: every refit full)."""
+    from the record read) takes the value that keeps the behaviour of the library that
+    wrote the record: its default, or its :data:`ADDED_AS` value where the default changed
+    that behaviour (``fit.warm_from = 0``: every refit full)."""
     if any(isinstance(v, dict) for v in flat.values()):
         out = {k: dict(v) if isinstance(v, dict) else v for k, v in flat.items()}
     else:
@@ -146,6 +152,6 @@ def upgrade_record(flat: Mapping) -> dict | None:
                 return None
     for name, cls in RECORDS.items():
         if isinstance(out.get(name), dict):
-            defaults = dataclasses.asdict(cls())
+            defaults = {**dataclasses.asdict(cls()), **ADDED_AS.get(name, {})}
             out[name] = {**{k: v for k, v in defaults.items() if k not in out[name]}, **out[name]}
     return out
