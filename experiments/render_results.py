@@ -729,12 +729,28 @@ def render_large_n(root, rel):
     return "\n".join(lines) + "\n"
 
 
+def render_bench_linalg(root, rel):
+    """The fit's objective and L^-1 K at large n before and after the large-n algebra
+    (``experiments/performance/bench_linalg.py`` at two commits; ``rel``: the folder under
+    docs/data holding ``bench_linalg_before.json`` and ``bench_linalg_after.json``)."""
+    before, after = (_load(root, f"docs/data/{rel}/bench_linalg_{w}.json") for w in ("before", "after"))
+    old = {r["rows"]: r for r in before["rows"]}
+    lines = ["| rows | objective + gradient, before | after | before / after | L^-1 K (512 points), plain product | "
+             "tri_matmul | plain / tri_matmul |", "|---|---|---|---|---|---|---|"]
+    for r in after["rows"]:
+        b = old[r["rows"]]
+        lines.append(f"| {r['rows']} | {b['objective_s'] * 1e3:.1f} ms | {r['objective_s'] * 1e3:.1f} ms | "
+                     f"{b['objective_s'] / r['objective_s']:.2f} | {r['plain_product_s'] * 1e3:.1f} ms | "
+                     f"{r['tri_matmul_s'] * 1e3:.1f} ms | {r['plain_product_s'] / r['tri_matmul_s']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def render_paired_seed_study(root, study):
     """A paired seed study (``python experiments/ablations/seed_study_paired.py STUDY``)."""
     d = _load(root, f"docs/data/{study}/seed_study.json")
     ref, var = d["reference"], d["variant"]
     label = {"default": "XLA's defaults", "fast": "the library's options", "cold": "full refits",
-             "warm": "warm-only refits"}
+             "warm": "warm-only refits", "before": "the earlier algebra", "after": "the large-n algebra"}
     name = lambda v: label.get(v, v)
     lines = [f"`{d['command']}` (the default rule, at most {d['max_evals']} evaluations; final regret of the "
              "recommendation, paired by seed; \"together\": BO evaluations before the two runs of a seed part, "
@@ -763,7 +779,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
              "icm_fit": render_icm_fit, "compile": render_compile, "large_n": render_large_n,
-             "paired_seed_study": render_paired_seed_study}
+             "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg}
 
 
 # --------------------------------------------------------------------------- driver
