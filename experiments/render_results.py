@@ -683,7 +683,8 @@ def render_compile(root, rel=None):
     lines = ["| compile options | n | first ask (compiles) | trace + lower | XLA compile | of which the "
              "maximisation | of which the fit | warm ask |", "|---|---|---|---|---|---|---|---|"]
     for name, label in (("compile_split_robust_xla_defaults.json", "XLA's defaults (`MUMBO_JAX_XLA_OPTIONS=default`)"),
-                        ("compile_split_robust_library_options.json", "the library's (fusion emitters off)")):
+                        ("compile_split_robust_library_options.json", "the library's (fusion emitters off)"),
+                        ("compile_split_robust_large_n_algebra.json", "the library's, after the large-n algebra")):
         data = _load(root, f"docs/data/compile/{name}")
         for r in data["rows"]:
             programs = dict(r["programs"])
@@ -695,12 +696,16 @@ def render_compile(root, rel=None):
     growth = {"steps": "steps of 32 rows (the library's)", "doubling": "32, 64, 128, ... rows (experiment)"}
     for name, options in (("cold_run_split_hartmann3.json", "XLA's defaults"),
                           ("cold_run_split_hartmann3_doubling.json", "XLA's defaults"),
-                          ("cold_run_split_hartmann3_library_options.json", "the library's")):
+                          ("cold_run_split_hartmann3_library_options.json", "the library's"),
+                          ("cold_run_split_hartmann3_large_n_algebra.json", "the library's, after the large-n algebra")):
         cold = _load(root, f"docs/data/{name}")
         lines.append(f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {options} | "
                      f"{growth[cold.get('growth', 'steps')]} | "
                      f"{cold['wall_s']:.0f} s | {cold['compile_s']:.0f} s | {100 * cold['compile_share']:.0f} % | "
                      f"{cold['programs_compiled']} | {', '.join(str(v) for v in cold['bo_evaluations'])} |")
+    split = _load(root, "docs/data/cold_run_split_hartmann3_large_n_algebra.json").get("xla_by_program", {})
+    lines += ["", "| program (the last cold run) | compiled | XLA seconds |", "|---|---|---|"]
+    lines += [f"| `{name}` | {count} | {secs:.1f} s |" for name, (count, secs) in split.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -726,6 +731,21 @@ def render_large_n(root, rel):
             lines.append(f"| {device} | {code} | {refit} | {r['n']} | {r['buffer_rows']} | {r['ask_s']:.3f} s | "
                          f"{r['fit_s']:.3f} s | {r['gstar_s']:.3f} s | {r['maximise_s']:.3f} s | "
                          f"{r['first_call_s']:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def render_botorch_mfmes(root, rel):
+    """One decision of mumbo-jax beside BoTorch's MF-MES
+    (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the folder under docs/data
+    holding ``botorch_mfmes_tutorial.json`` and ``botorch_mfmes_matched.json``)."""
+    runs = {e: _load(root, f"docs/data/{rel}/botorch_mfmes_{e}.json") for e in ("tutorial", "matched")}
+    lines = ["| n | buffer rows | mumbo-jax MUMBO | BoTorch MF-MES, tutorial effort | ratio | "
+             "BoTorch MF-MES, matched effort | ratio |", "|---|---|---|---|---|---|---|"]
+    matched = {r["n"]: r for r in runs["matched"]["rows"]}
+    for r in runs["tutorial"]["rows"]:
+        m = matched[r["n"]]
+        lines.append(f"| {r['n']} | {r['mumbo_jax']['buffer_rows']} | {r['mumbo_jax_s']:.3f} s | "
+                     f"{r['botorch_s']:.1f} s | {r['ratio']:.0f} | {m['botorch_s']:.1f} s | {m['ratio']:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -779,7 +799,8 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
              "icm_fit": render_icm_fit, "compile": render_compile, "large_n": render_large_n,
-             "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg}
+             "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
+             "botorch_mfmes": render_botorch_mfmes}
 
 
 # --------------------------------------------------------------------------- driver
