@@ -148,8 +148,12 @@ def test_fit_stage_without_refit_keeps_the_hyper_parameters():
 
 
 def test_cold_restarts_follow_the_schedule():
-    every = BOSettings(fit={"restarts": 3})
+    every = BOSettings(fit={"restarts": 3, "warm_from": 0})
     assert all(kernel.cold_at(every, k, n) for k in range(4) for n in (5, 5000))
+    # the default: full refits below 500 observations, from 500 on every 10th refit only
+    default = BOSettings(fit={"restarts": 3})
+    assert [bool(kernel.cold_at(default, k, 499)) for k in range(12)] == [True] * 12
+    assert [bool(kernel.cold_at(default, k, 500)) for k in range(12)] == [k % 10 == 0 for k in range(12)]
     s = BOSettings(fit={"restarts": 3, "warm_from": 100, "cold_every": 3, "refit_every": 2})
     # below warm_from every refit is cold; from it on, every 3rd refit (refits at k = 0, 2, 4, ...)
     assert [bool(kernel.cold_at(s, k, 99)) for k in range(0, 12, 2)] == [True] * 6
