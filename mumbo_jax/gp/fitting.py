@@ -56,10 +56,7 @@ def gaussian_nll(cov, r):
 
 
 def _gaussian_nll_fwd(cov, r):
-    # cov is symmetric (and LAPACK reads one triangle): factorising its transpose, a free
-    # column-major view of the row-major Gram, spares XLA a column-major copy of every
-    # N x N step that builds it and of their gradients (docs/performance.md, "Refits at large n")
-    chol = jax.lax.linalg.cholesky(cov.T, symmetrize_input=False)
+    chol = linalg.cholesky_symmetric(cov)  # no column-major copies of the steps building cov
     chol_inv = linalg.tri_inv(chol)
     w = chol_inv @ r
     nll = 0.5 * jnp.dot(w, w) + jnp.sum(jnp.log(jnp.diag(chol))) + 0.5 * _LOG_2PI * r.shape[0]
@@ -88,8 +85,7 @@ def neg_log_marginal(spec: ModelSpec, params: dict, scaling: Scaling, x, z, y, m
     require_x64("fitting a GP")  # at trace time only: every fit (fit_from too) comes here
     xu, zu = models.scale_inputs(spec, scaling, x, z)
     noise = models.noise_variances(spec, params, scaling.y_scale)
-    diag = mask * noise[posterior.noise_index(spec, zu)] + (1.0 - mask)  # padding: independent N(0, 1)
-    cov = spec.gram(params, xu, zu, mask) + jnp.diag(diag)
+    cov = posterior.covariance(spec, params, xu, zu, mask, noise)
     nll = gaussian_nll(cov, posterior.standardise(scaling, y, mask))
     nll = nll - 0.5 * _LOG_2PI * jnp.sum(1.0 - mask)  # remove the padding's constant
     return nll - models.log_prior(spec, params)

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import solve_triangular
 
-__all__ = ["BASE_BLOCK", "TRI_MATMUL_BLOCK", "tri_inv", "lower_gram", "tri_matmul"]
+__all__ = ["BASE_BLOCK", "TRI_MATMUL_BLOCK", "cholesky_symmetric", "tri_inv", "lower_gram", "tri_matmul"]
 
 BASE_BLOCK = 64  # blocks of at most this many rows use the direct forms
 # tri_matmul splits only factors of more than 2 * this many rows: below that a plain
@@ -39,6 +39,16 @@ def _half(n: int) -> int:
     """Rows of the leading block: about n / 2, a multiple of 32 when n > 2 * 32."""
     h = n // 2
     return -(-h // _ALIGN) * _ALIGN if n > 2 * _ALIGN else h
+
+
+def cholesky_symmetric(cov: jax.Array) -> jax.Array:
+    """``[n, n]`` lower Cholesky factor of a symmetric ``cov`` (``[n, n]``; NaN where it
+    is not positive definite), factorised as its transpose: LAPACK wants a column-major
+    matrix and reads one triangle, and the transpose of a row-major matrix is a free
+    column-major view, so XLA copies neither ``cov`` nor every step that builds it
+    (docs/performance.md, "Refits at large n"). ``cov`` must be symmetric: it is not
+    symmetrised."""
+    return jax.lax.linalg.cholesky(cov.T, symmetrize_input=False)
 
 
 def tri_inv(L: jax.Array) -> jax.Array:

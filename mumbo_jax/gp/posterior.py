@@ -34,7 +34,7 @@ from mumbo_jax.xla_options import jit
 
 __all__ = ["loo_zscores", "loo_log_density", 
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
-    "masked_gp", "standardise", "condition", "recondition", "internal_target", "check_target", "target_part", "joint_moments",
+    "masked_gp", "observation_diag", "covariance", "standardise", "condition", "recondition", "internal_target", "check_target", "target_part", "joint_moments",
     "joint_moments_fidelities", "CHUNK", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
 ]
 
@@ -121,14 +121,29 @@ def noise_index(spec: ModelSpec, z):
     return z if spec.n_noise > 1 else jnp.zeros(jnp.shape(z), jnp.int32)
 
 
+def observation_diag(spec: ModelSpec, zu, mask, noise, extra_noise=None):
+    """``[n]`` the diagonal added to the masked Gram matrix: each row's noise variance
+    (plus the optional ``extra_noise [n]``, standardised units); padded rows (mask 0)
+    become independent N(0, 1) with y = 0, which adds only a constant to the log
+    likelihood."""
+    noise_rows = noise[noise_index(spec, zu)]
+    if extra_noise is not None:
+        noise_rows = noise_rows + extra_noise
+    return mask * noise_rows + (1.0 - mask)
+
+
+def covariance(spec: ModelSpec, params: dict, xu, zu, mask, noise, extra_noise=None):
+    """``[n, n]`` covariance of the observations on internal inputs: the model's dense
+    Gram matrix (:meth:`ModelSpec.gram`, masked) plus :func:`observation_diag`; the
+    matrix of :func:`masked_gp`, shared by the fit and the posterior."""
+    return spec.gram(params, xu, zu, mask) + jnp.diag(observation_diag(spec, zu, mask, noise, extra_noise))
+
+
 def masked_gp(spec: ModelSpec, params: dict, xu, zu, mask, noise, extra_noise=None) -> GaussianProcess:
-    """tinygp GP on internal inputs; padded rows (mask 0) become independent N(0, 1)
-    with y = 0, which adds only a constant to the log likelihood. ``extra_noise``:
-    optional ``[n]`` variances (standardised units) added to each row's noise."""
+    """tinygp GP on internal inputs (the tinygp form of :func:`covariance`, the
+    reference the fit is tested against); padded rows as in :func:`observation_diag`."""
     kernel = Masked(models.build_kernel(spec, params))
-    noise_rows = noise[noise_index(spec, zu)] if extra_noise is None else noise[noise_index(spec, zu)] + extra_noise
-    diag = mask * noise_rows + (1.0 - mask)
-    return GaussianProcess(kernel, (xu, zu, mask), diag=diag)
+    return GaussianProcess(kernel, (xu, zu, mask), diag=observation_diag(spec, zu, mask, noise, extra_noise))
 
 
 def standardise(scaling: Scaling, y, mask):
@@ -144,11 +159,7 @@ def _condition(spec, params, scaling, x, z, y, mask):
 
 
 def _factorise(spec, params, scaling, xu, zu, y_std, mask, noise, extra_noise=None) -> "Posterior":
-    # the GP of masked_gp, its Gram built densely (the fit's): factorising the transpose of
-    # the symmetric matrix reads it without a column-major copy (fitting.gaussian_nll)
-    noise_rows = noise[noise_index(spec, zu)] if extra_noise is None else noise[noise_index(spec, zu)] + extra_noise
-    cov = spec.gram(params, xu, zu, mask) + jnp.diag(mask * noise_rows + (1.0 - mask))
-    chol_inv = linalg.tri_inv(jax.lax.linalg.cholesky(cov.T, symmetrize_input=False))
+    chol_inv = linalg.tri_inv(linalg.cholesky_symmetric(covariance(spec, params, xu, zu, mask, noise, extra_noise)))
     alpha = (chol_inv @ (mask * y_std)) @ chol_inv  # chol_inv^T (.) without a transposed copy
     # padded rows: K is the identity there, so chol_inv is block diagonal; zeroing those
     # rows (and alpha there, already 0) removes padding from every prediction
