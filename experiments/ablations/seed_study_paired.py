@@ -4,6 +4,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py xla_options [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py warm_refits [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py large_n_algebra [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py large_n_algebra_unreliable [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -50,6 +51,11 @@ STUDIES = {
         "warm": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})])}),
     # the code before the large-n algebra (a git worktree at that commit) against this tree's
     "large_n_algebra": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
+        "before": ({}, [], "b9b797c"),
+        "after": ({}, [])}),
+    # the same on problems beyond the paper's: cheap sources that mislead (the unreliable suite)
+    "large_n_algebra_unreliable": dict(problems=("unrel_forrester_biased", "unrel_currin_negated",
+                                                 "unrel_hartmann3_noisy"), max_evals=60, variants={
         "before": ({}, [], "b9b797c"),
         "after": ({}, [])}),
 }
