@@ -711,9 +711,10 @@ def render_compile(root, rel=None):
 
 def render_large_n(root, rel):
     """One decision at large n with a full refit and a warm-only one
-    (``experiments/performance/bench_decision.py --start previous``; a row is warm-only
-    where n >= ``fit.warm_from``; "code": "earlier" for runs before the large-n algebra,
-    which record only the settings they changed; ``rel``: the file under docs/data)."""
+    (``experiments/performance/bench_decision.py --start previous`` or ``converged``; a row
+    is warm-only where n >= ``fit.warm_from``; "code": the run's ``--code``, else "earlier"
+    for runs before the large-n algebra, which record only the settings they changed, and
+    "current" for the runs after it; ``rel``: the file under docs/data)."""
     runs = _load(root, f"docs/data/{rel}")
     lines = ["| device | code | refit | n | buffer rows | decision | fit | g* | maximisation | first call (compiles) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -721,11 +722,13 @@ def render_large_n(root, rel):
         # runs since the large-n algebra record the fit settings in effect (defaults included)
         fit = run.get("effective_fit") or run["settings"].get("fit", {})
         device = f"{run['device'].upper()} (jax {run['jax']})"
-        code = "current" if "effective_fit" in run else "earlier"
+        code = run.get("code") or ("current" if "effective_fit" in run else "earlier")
         for r in run["rows"]:
             if fit.get("warm_from") and r["n"] >= fit["warm_from"] and fit.get("cold_every", 10) > 1:
                 cap = run.get("effective_warm_iter") or min(fit.get("warm_iter", 10), fit.get("max_iter", 50))
                 refit = f"warm start only, at most {cap} iterations"
+                if run.get("start") == "converged":
+                    refit += ", after a full refit"
             else:
                 refit = "every start"
             lines.append(f"| {device} | {code} | {refit} | {r['n']} | {r['buffer_rows']} | {r['ask_s']:.3f} s | "
@@ -765,12 +768,16 @@ def render_bench_linalg(root, rel):
     return "\n".join(lines) + "\n"
 
 
+STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "short first step and ftol"}}
+
+
 def render_paired_seed_study(root, study):
     """A paired seed study (``python experiments/ablations/seed_study_paired.py STUDY``)."""
     d = _load(root, f"docs/data/{study}/seed_study.json")
     ref, var = d["reference"], d["variant"]
     label = {"default": "XLA's defaults", "fast": "the library's options", "cold": "full refits",
              "warm": "warm-only refits", "before": "the earlier algebra", "after": "the large-n algebra"}
+    label.update(STUDY_LABELS.get(study, {}))
     name = lambda v: label.get(v, v)
     lines = [f"`{d['command']}` (the default rule, at most {d['max_evals']} evaluations; final regret of the "
              "recommendation, paired by seed; \"together\": BO evaluations before the two runs of a seed part, "

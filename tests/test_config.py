@@ -238,19 +238,24 @@ def test_results_written_before_the_records_upgrade_for_resume():
     flat = {"strategy": "mes", "fit_ftol": 0.0, "protect_target": False}
     for old, (record, name) in old_keys().items():
         flat[old] = getattr(getattr(s, record), name)
-    # the flat records predate warm-only refits: read with fit.warm_from = 0, as written
-    as_written = {**dataclasses.asdict(s), "fit": {**dataclasses.asdict(s)["fit"], "warm_from": 0}}
+    # the flat records predate warm-only refits: read with fit.warm_from = 0 (and no ftol
+    # test in warm refits), as written
+    as_written = {**dataclasses.asdict(s), "fit": {**dataclasses.asdict(s)["fit"], "warm_from": 0, "warm_ftol": 0.0}}
     assert upgrade_record(flat) == as_written
     assert upgrade_record(dataclasses.asdict(s)) == dataclasses.asdict(s)
     assert upgrade_record({**flat, "protect_target": True}) is None
     # a nested record written before fit.warm_from and its companions existed: the values
     # that keep its writer's behaviour (every refit full), not today's warm_from default
     older = dataclasses.asdict(s)
-    for added in ("warm_from", "cold_every", "warm_iter"):
+    for added in ("warm_from", "cold_every", "warm_iter", "warm_ftol"):
         del older["fit"][added]
     upgraded = upgrade_record(older)
     assert upgraded["fit"]["warm_from"] == 0 != s.fit.warm_from
     assert upgraded == as_written
+    # one written with warm-only refits but before their ftol test: all warm_iter iterations
+    del older["fit"]
+    older["fit"] = {k: v for k, v in dataclasses.asdict(s)["fit"].items() if k != "warm_ftol"}
+    assert upgrade_record(older)["fit"] == {**dataclasses.asdict(s)["fit"], "warm_ftol": 0.0}
 
 
 def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):

@@ -162,20 +162,69 @@ def test_cold_restarts_follow_the_schedule():
     assert [bool(traced(k, 150)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
 
 
+def _warm_start_by_hand(task, b, start, iters, ftol=0.0, step=None):
+    """The warm start's L-BFGS run by hand in the coordinates ``start + s u`` from u = 0
+    (s = fitting.WARM_STEP, fit_from's step_scale): ``(params, objective)``."""
+    scaling = kernel.models.make_scaling(task.spec, b.y, b.mask)
+    objective = lambda p: kernel.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
+    s = kernel.fitting.WARM_STEP if step is None else step
+    at = lambda u: jax.tree_util.tree_map(lambda a, v: a + s * v, start, u)
+    zero = jax.tree_util.tree_map(jnp.zeros_like, start)
+    u, _ = jax.jit(lambda: kernel.fitting.lbfgs(lambda u: objective(at(u)), zero, iters, 1e-5 * s, ftol))()
+    return at(u), objective
+
+
 def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
     task, b = _forrester_design_buffers()
     # a warm start away from the defaults, so that the cold starts differ from it
     params = kernel.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, kernel.models.default_params(task.spec)))
     key = jax.random.PRNGKey(3)
-    three = with_(FAST, fit={"restarts": 3, "max_iter": 20, "warm_iter": 4})
+    three = with_(FAST, fit={"restarts": 3, "max_iter": 20, "warm_iter": 4, "warm_ftol": 0.0})
     warm = kernel.fit_stage(three, task, b, params, key, True, False)  # the warm start, 4 iterations
-    alone = kernel.fit_stage(with_(FAST, fit={"restarts": 1, "max_iter": 4}), task, b, params, key, True, True)
+    alone, _ = _warm_start_by_hand(task, b, params, 4)
+    plain = kernel.fit_stage(with_(FAST, fit={"restarts": 1, "max_iter": 4}), task, b, params, key, True, True)
     cold = kernel.fit_stage(three, task, b, params, key, True, True)
     nlml = lambda p: float(kernel.fitting.neg_log_marginal(task.spec, p, warm.scaling, b.x, b.z, b.y, b.mask))
-    for name in params:  # the same single L-BFGS run
-        np.testing.assert_allclose(np.asarray(warm.params[name]), np.asarray(alone.params[name]), rtol=1e-12)
+    for name in params:  # the same single L-BFGS run, its first step WARM_STEP long
+        np.testing.assert_allclose(np.asarray(warm.params[name]), np.asarray(alone[name]), rtol=1e-10)
+    # a full refit's start is the plain run (a unit first step): another path from the same start
+    assert not np.allclose(np.asarray(plain.params["log_ls"]), np.asarray(warm.params["log_ls"]), rtol=1e-6)
     assert nlml(cold.params) <= nlml(warm.params) + 1e-9  # the best of three includes the warm start
     assert nlml(warm.params) < nlml(params)
+
+
+def test_a_warm_refit_stops_when_an_iteration_gains_under_warm_ftol():
+    task, b = _forrester_design_buffers()
+    key = jax.random.PRNGKey(3)
+    start = kernel.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, kernel.models.default_params(task.spec)))
+    settings = lambda ftol: with_(FAST, fit={"restarts": 2, "max_iter": 30, "warm_iter": 30, "warm_ftol": ftol})
+    tested = kernel.fit_stage(settings(1e-3), task, b, start, key, True, False)
+    untested = kernel.fit_stage(settings(0.0), task, b, start, key, True, False)
+    alone, objective = _warm_start_by_hand(task, b, start, 30, 1e-3)  # the warm start with the same test
+    full, _ = _warm_start_by_hand(task, b, start, 30)
+    for name in start:
+        np.testing.assert_allclose(np.asarray(tested.params[name]), np.asarray(alone[name]), rtol=1e-8)
+        np.testing.assert_allclose(np.asarray(untested.params[name]), np.asarray(full[name]), rtol=1e-8)
+    # the test stopped it early: the 30 iterations went further
+    assert float(objective(full)) < float(objective(alone)) - 1e-6
+    # a full refit ignores warm_ftol
+    cold = [kernel.fit_stage(settings(f), task, b, start, key, True, True).params for f in (1e-3, 0.0)]
+    for name in start:
+        np.testing.assert_array_equal(np.asarray(cold[0][name]), np.asarray(cold[1][name]))
+
+
+def test_lbfgs_ftol_may_be_traced():
+    task, b = _forrester_design_buffers()
+    start = kernel.models.default_params(task.spec)
+    scaling = kernel.models.make_scaling(task.spec, b.y, b.mask)
+    objective = lambda p: kernel.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
+    traced = jax.jit(lambda f: kernel.fitting.lbfgs(objective, start, 40, 1e-5, f))
+    for ftol in (0.0, 1e-4):
+        static_p, static_v = jax.jit(lambda: kernel.fitting.lbfgs(objective, start, 40, 1e-5, ftol))()
+        traced_p, traced_v = traced(ftol)
+        np.testing.assert_allclose(float(traced_v), float(static_v), rtol=1e-12)
+        for name in start:
+            np.testing.assert_allclose(np.asarray(traced_p[name]), np.asarray(static_p[name]), rtol=1e-10)
 
 
 def test_ask_tell_passes_the_cold_schedule_to_the_fit(monkeypatch):

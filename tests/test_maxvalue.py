@@ -447,6 +447,99 @@ def test_sample_gstar_jit_vmap_and_errors():
 
 
 # ----------------------------------------------------------------------------------------
+# Large n: exact variances only where they can move the quartiles of the max
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_points_leave_the_quartiles_unchanged(seed):
+    """Points that can_move_quartiles drops, given a variance that is only an upper bound
+    (up to 100x the true sd), give the quartiles of the exact grid: scipy's brentq on the
+    exact variances is the reference."""
+    rng = np.random.default_rng(seed)
+    m = 3000
+    mean = rng.normal(size=m) * rng.choice([0.3, 3.0])
+    var = np.exp(rng.uniform(-12, 0, size=m))
+    var[rng.integers(0, m, 20)] = 0.0  # noiseless evaluated points
+    bound = var * np.exp(rng.uniform(0, 9, size=m)) + 1e-30
+    keep = np.asarray(maxvalue.can_move_quartiles(jnp.asarray(mean), jnp.asarray(bound)))
+    assert 0 < keep.sum() < m  # the case prunes something
+    mixed = np.where(keep, var, bound)
+    for p in (0.25, 0.5, 0.75):
+        ref = scipy_quantile(mean, np.maximum(var, 1e-300), p)
+        y = float(max_value_quantiles(mean, mixed, p))
+        assert abs(y - ref) <= 1e-9 * (1.0 + abs(ref)), (p, y, ref)
+
+
+def test_can_move_quartiles_by_hand():
+    # L = max(mu + Phi^-1(.25) sd) = 1 - 0.6745 at the first point; the second sits
+    # 10.5 sd below it (dropped), the third 9.5 sd (kept)
+    mean = jnp.array([1.0, 1.0 - 0.6744897501960817 - 10.5 * 0.1, 1.0 - 0.6744897501960817 - 9.5 * 0.1])
+    var = jnp.array([1.0, 0.01, 0.01])
+    assert np.asarray(maxvalue.can_move_quartiles(mean, var)).tolist() == [True, False, True]
+
+
+def _large_posterior(n=700, seed=0):
+    from mumbo_jax.gp import models, posterior
+
+    rng = np.random.default_rng(seed)
+    spec = models.icm_model([(0.0, 1.0), (-2.0, 2.0)], 2)
+    x = np.column_stack([rng.uniform(size=n), rng.uniform(-2, 2, size=n)])
+    z = rng.integers(0, 2, n)
+    y = np.sin(5 * x[:, 0]) - 0.3 * x[:, 1] ** 2 + 0.2 * z
+    params = {**models.default_params(spec), "log_ls": jnp.log(jnp.array([0.15, 0.15]))}
+    return posterior.condition(spec, params, x, z, y)
+
+
+def test_target_moments_where_bounds_then_computes_the_needed_points():
+    from mumbo_jax.gp import posterior
+
+    post = _large_posterior()
+    target = posterior.target_fidelity(0)
+    grid = np.column_stack([np.random.default_rng(1).uniform(size=3000), np.random.default_rng(2).uniform(-2, 2, 3000)])
+    mean, var = posterior.target_moments(post, grid, target)
+    every = posterior.target_moments_where(post, grid, target, lambda m, v: jnp.ones(m.shape, bool), 128)
+    none = posterior.target_moments_where(post, grid, target, lambda m, v: jnp.zeros(m.shape, bool), 128)
+    np.testing.assert_array_equal(np.asarray(every[0]), np.asarray(mean))
+    np.testing.assert_allclose(np.asarray(every[1]), np.asarray(var), rtol=1e-9, atol=1e-14)
+    np.testing.assert_array_equal(np.asarray(none[0]), np.asarray(mean))
+    # conditioning on the first 128 observations only: never narrower, and much wider here
+    assert np.all(np.asarray(none[1]) >= np.asarray(var) * (1 - 1e-9))
+    assert np.median(np.asarray(none[1]) / np.asarray(var)) > 2.0
+    # the bound with every row is the exact variance
+    whole = posterior.target_moments_where(post, grid, target, lambda m, v: jnp.zeros(m.shape, bool), 10_000)
+    np.testing.assert_allclose(np.asarray(whole[1]), np.asarray(var), rtol=1e-9, atol=1e-14)
+    # the needed points (those whose mean is above the median) are exact, the others bounds
+    needed = lambda m, v: m > jnp.median(m)
+    some = posterior.target_moments_where(post, grid, target, needed, 128)
+    high = np.asarray(mean) > np.median(np.asarray(mean))
+    np.testing.assert_allclose(np.asarray(some[1])[high], np.asarray(var)[high], rtol=1e-9, atol=1e-14)
+    assert np.all(np.asarray(some[1]) >= np.asarray(var) * (1 - 1e-9))
+
+
+def test_sample_gstar_prunes_from_prune_from_rows_with_the_same_samples(monkeypatch):
+    from mumbo_jax.gp import posterior
+
+    post = _large_posterior()
+    target = posterior.target_fidelity(0)
+    key = jax.random.PRNGKey(5)
+    jax.clear_caches()
+    monkeypatch.setattr(maxvalue, "PRUNE_FROM_ROWS", 10**9)
+    full = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
+    jax.clear_caches()
+    monkeypatch.setattr(maxvalue, "PRUNE_FROM_ROWS", 0)
+    monkeypatch.setattr(maxvalue, "PRUNE_BOUND_ROWS", 128)
+    pruned = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
+    jax.clear_caches()
+    np.testing.assert_allclose(np.asarray(pruned), np.asarray(full), rtol=1e-10)
+    # the grid is mostly pruned here, so the test exercises the pruned path
+    mean, var = posterior.target_moments_where(post, jnp.asarray(np.random.default_rng(3).uniform(size=(2000, 2)) * [1, 4]
+                                                                  - [0, 2]), target, maxvalue.can_move_quartiles, 128)
+    keep = maxvalue.can_move_quartiles(mean, var)
+    assert float(jnp.mean(keep)) < 0.5
+
+
+# ----------------------------------------------------------------------------------------
 # The g* floor: best evaluated target mean + 5 noise sd, by hand
 # ----------------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py warm_refits [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py large_n_algebra [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py large_n_algebra_unreliable [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py warm_step [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -18,6 +19,11 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   ``cold_every = 10``, ``warm_iter = 10``) against a full refit at every step: the default
   rule on Hartmann-3, 150 evaluations (a budget of 1e6 that the evaluation cap reaches
   first: the runs grow to 168 observations, so 108 of their refits are past ``warm_from``).
+* ``warm_step``: warm-only refits from 60 observations on, as in ``warm_refits``, before
+  (a worktree of the commit before) and after their first L-BFGS step became
+  ``fitting.WARM_STEP`` long and ``fit.warm_ftol`` stopped them: the default rule on
+  Hartmann-3, 100 evaluations (runs of up to 118 observations, 58 refits warm or cold
+  past ``warm_from``).
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -58,6 +64,11 @@ STUDIES = {
                                                  "unrel_hartmann3_noisy"), max_evals=60, variants={
         "before": ({}, [], "b9b797c"),
         "after": ({}, [])}),
+    # warm-only refits from 60 observations, as in warm_refits: the code before the warm
+    # refit's short first step and ftol test (a worktree) against this tree's
+    "warm_step": dict(problems=("hartmann3",), max_evals=100, budget=1e6, variants={
+        "before": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})], "3a978e3"),
+        "after": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})])}),
 }
 
 

@@ -24,7 +24,9 @@ same and run once (since issue 10's third part); ``--start fitted`` starts the f
 the hyper-parameters of the untimed call and the defaults, two distinct starts;
 ``--start previous`` makes the untimed call on the first n - 1 points and then tells the
 n-th, so the timed fit starts where a run's next step does (with ``--set fit.warm_from=1
---set fit.cold_every=1000000`` it measures a warm-only refit).
+--set fit.cold_every=1000000`` it measures a warm-only refit); ``--start converged`` makes
+that untimed call's fit a full refit (at n >= fit.warm_from the ``previous`` start is a
+10-iteration warm fit from the defaults, far from converged, which a run's fits never are).
 
 ``--set RECORD.FIELD=VALUE`` changes one field of a :class:`mumbo_jax.bo.settings.BOSettings`
 record (the flat names of older runs, ``fit_restarts=4``, are read too). The table's
@@ -101,15 +103,18 @@ def timed_asks(opt, start, reps):
 
 def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
     opt = asktell.AskTell(task, settings, seed=0)
-    told = n - 1 if start_from == "previous" else n
+    told = n - 1 if start_from in ("previous", "converged") else n
     for i in range(told):
         opt.tell(x[i], z[i], y[i])
     start = opt.params
+    if start_from == "converged":  # the untimed fit is a full one, whatever the refit schedule says
+        opt.settings = dataclasses.replace(settings, fit=dataclasses.replace(settings.fit, warm_from=0))
     t0 = time.perf_counter()
     x_next, z_next = opt.ask()  # compilation (and a first run)
     first = time.perf_counter() - t0
+    opt.settings = settings
     opt.cancel(x_next, z_next)  # every timed ask() sees the same n told points and nothing pending
-    if start_from in ("fitted", "previous"):  # as in a run: the last fit's hyper-parameters, then the defaults
+    if start_from in ("fitted", "previous", "converged"):  # as in a run: the last fit's hyper-parameters, then the defaults
         start = opt.params
     if told < n:  # previous: the hyper-parameters fitted on the first n - 1 points, as at the next step
         opt.tell(x[n - 1], z[n - 1], y[n - 1])
@@ -138,11 +143,14 @@ def main(argv=None):
                    help="a field of a BOSettings record, e.g. fit.restarts=4")
     p.add_argument("--objective", choices=["dense", "tinygp"], default="dense")
     p.add_argument("--pow2-buffers", action="store_true")
-    p.add_argument("--start", choices=["defaults", "fitted", "previous"], default="defaults",
+    p.add_argument("--start", choices=["defaults", "fitted", "previous", "converged"], default="defaults",
                    help="the fit's first start: the defaults (a fresh AskTell: both starts are the defaults, run "
                         "once), the hyper-parameters of the untimed first ask() (fitted on the same n points), or "
                         "(previous) those fitted on the first n - 1 points, as at the step after (the last two: "
-                        "two distinct starts, as a step inside a run)")
+                        "two distinct starts, as a step inside a run); converged: as previous, the fit on the "
+                        "first n - 1 points a full refit (all starts, max_iter), so that a warm-only refit goes on "
+                        "from a converged fit, as after a run's full refits")
+    p.add_argument("--code", default=None, help="which code ran, for the tables (e.g. 'before the warm step')")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]
@@ -185,7 +193,8 @@ def main(argv=None):
                  "pow2_buffers": args.pow2_buffers, "start": args.start, "time": time.strftime("%Y-%m-%d %H:%M:%S"),
                  "machine": platform.node(), "cpu_count": os.cpu_count(), "device": jax.default_backend(),
                  "jax": jax.__version__, "loadavg_start": load, "loadavg_end": os.getloadavg(), "reps": args.reps,
-                 "rows": rows, "ratio_300_40": ratio, "effective_fit": dataclasses.asdict(settings.fit)})
+                 "rows": rows, "ratio_300_40": ratio, "effective_fit": dataclasses.asdict(settings.fit),
+                 **({"code": args.code} if args.code else {})})
     out.write_text(json.dumps(runs, indent=1) + "\n")
 
 

@@ -198,7 +198,8 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
     """Refit hyper-parameters (skipped when ``refit`` is False, see :func:`refit_at`)
     and condition on the buffers. A refit runs ``settings.fit.restarts`` L-BFGS starts
     beginning with ``params``; with ``cold`` False (:func:`cold_at`) only that first,
-    warm start, for at most ``fit.warm_iter`` iterations (the others are set equal to it,
+    warm start, for at most ``fit.warm_iter`` iterations or until one gains under
+    ``fit.warm_ftol`` of the objective (the others are set equal to it,
     which the CPU's one-after-another starts skip and lock-step starts run in step). The drivers keep ``refit`` unbatched, so
     that under vmap the ``lax.cond`` stays a real branch.
 
@@ -207,11 +208,12 @@ def fit_stage(settings: BOSettings, task: Task, buffers: Buffers, params: dict, 
     m = settings.mcmc
     hmc = (m.samples, m.warmup, m.max_doublings) if m.samples else None
     f = settings.fit
-    return _fit(f.restarts, f.max_iter, min(f.warm_iter, f.max_iter), task, buffers, params, key, refit, cold, hmc)
+    return _fit(f.restarts, f.max_iter, min(f.warm_iter, f.max_iter), f.warm_ftol, task, buffers, params, key, refit,
+                cold, hmc)
 
 
 @functools.partial(jit, static_argnames=("n_restarts", "max_iter", "warm_iter", "hmc"))
-def _fit(n_restarts, max_iter, warm_iter, task, buffers, params, key, refit, cold=True, hmc=None):
+def _fit(n_restarts, max_iter, warm_iter, warm_ftol, task, buffers, params, key, refit, cold=True, hmc=None):
     spec = task.spec
     scaling = models.make_scaling(spec, buffers.y, buffers.mask)
 
@@ -222,7 +224,8 @@ def _fit(n_restarts, max_iter, warm_iter, task, buffers, params, key, refit, col
         # one program for both: the iteration cap is a traced bound of L-BFGS's while_loop
         cap = jnp.where(cold, max_iter, warm_iter)
         best, _, _ = fitting.fit_from(spec, scaling, buffers.x, buffers.z, buffers.y, buffers.mask, inits,
-                                      cap, 1e-5)
+                                      cap, 1e-5, jnp.where(cold, 0.0, warm_ftol),
+                                      step_scale=jnp.where(cold, 1.0, fitting.WARM_STEP))
         return models.absorb_target_floor(spec, best)
 
     params = jax.tree_util.tree_map(jnp.asarray, params)

@@ -40,7 +40,14 @@ class FitSettings:
     cold_every: int = knob(10, "With warm_from: every cold_every-th refit (counted in refits, from the first "
                            "BO step) runs all restarts.", low=1, cap=1_000_000)
     warm_iter: int = knob(10, "With warm_from: L-BFGS iterations of a warm-only refit (at most max_iter): the "
-                          "fit goes on from where the last one stopped.", low=1, cap=100_000)
+                          "fit goes on from where the last one stopped, its first step 0.01 long in the log "
+                          "hyper-parameters (fitting.WARM_STEP) rather than optax's unit step.", low=1, cap=100_000)
+    warm_ftol: float = knob(1e-9, "With warm_from: a warm-only refit also stops when an L-BFGS iteration lowers the "
+                            "negative log marginal likelihood by at most warm_ftol * max(|value|, 1) (scipy "
+                            "L-BFGS-B's ftol test); 0: no such test. From a converged fit one or two iterations "
+                            "reach it; on noiseless data, where the likelihood keeps rising as the noise shrinks, "
+                            "warm refits run their warm_iter iterations (docs/performance.md, Refits at large n). "
+                            "Full refits never stop this way.", low=0, high=1)
 
     def __post_init__(self):
         knobs.check(self, "fit.")

@@ -31,7 +31,7 @@ from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 from mumbo_jax.xla_options import jit
 
-__all__ = ["neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
+__all__ = ["WARM_STEP", "neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
            "starts_batching", "fit_from", "restart_inits", "fit_params", "fit"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -103,12 +103,20 @@ def neg_log_marginal_reference(spec: ModelSpec, params: dict, scaling: Scaling, 
     return -(log_lik + models.log_prior(spec, params))
 
 
+# The length of a warm-only refit's first L-BFGS step in the log hyper-parameters (fit_from's
+# step_scale): from a converged fit, one new point among 1000 moves them by less. With
+# optax's unit first step the zoom line search took 15 evaluations to the first iterate at
+# 1000 observations, with 0.01 three (docs/performance.md, Refits at large n).
+WARM_STEP = 0.01
+
+
 def lbfgs(fun, init, max_iter, tol, ftol=0.0):
     """Minimise ``fun`` from ``init`` with optax L-BFGS inside a while_loop.
 
     Stops after ``max_iter`` iterations, when the gradient norm falls below ``tol``, on a
     non-finite value, and (``ftol`` > 0) when an iteration lowers the objective by at most
-    ``ftol * max(|f|, 1)`` (scipy L-BFGS-B's ``ftol`` test; 0, the default: no such test).
+    ``ftol * max(|f|, 1)`` (scipy L-BFGS-B's ``ftol`` test; 0, the default: no such test;
+    ``ftol`` may be traced, as ``max_iter`` may).
 
     Returns:
         ``(params, value)``.
@@ -128,9 +136,9 @@ def lbfgs(fun, init, max_iter, tol, ftol=0.0):
         grad_norm = optax.tree.norm(optax.tree.get(state, "grad"))
         value = optax.tree.get(state, "value")
         go = (count < max_iter) & (grad_norm >= tol) & jnp.isfinite(value)
-        if ftol > 0:  # static: without the test the loop is the one it always was
+        if not (isinstance(ftol, (int, float)) and ftol == 0):  # a static 0: the loop it always was
             scale = jnp.maximum(jnp.maximum(jnp.abs(value), jnp.abs(previous)), 1.0)
-            go = go & ((previous - value) > ftol * scale)
+            go = go & ((ftol <= 0) | ((previous - value) > ftol * scale))
         return (count == 0) | go
 
     carry = (init, opt.init(init), jnp.asarray(jnp.inf, jnp.result_type(float)))
@@ -167,7 +175,7 @@ def starts_batching() -> str:
 
 
 def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_iter: int, tol: float,
-             ftol: float = 0.0, batching: str | None = None):
+             ftol: float = 0.0, batching: str | None = None, step_scale=None):
     """Run L-BFGS from each of the stacked starts ``inits`` (leading axis R) and keep
     the best. Traceable (no validation): the building block of :func:`fit_params` and of
     the BO loops' warm-started refits. ``batching``: ``"scan"`` (one start after another;
@@ -175,13 +183,29 @@ def fit_from(spec: ModelSpec, scaling: Scaling, x, z, y, mask, inits: dict, max_
     None (:func:`starts_batching`: scan on CPU, vmap on accelerators). Both give the
     same optimum from each start, to rounding (tests/test_linalg.py). ``max_iter`` may be
     a traced scalar (the BO loops' warm-only refits cap it per step in one program).
+    ``step_scale`` s (None: 1; may be traced): below 1, each start p0 runs in the
+    coordinates u of ``p0 + s u`` from u = 0, so that L-BFGS's first step, a unit step
+    along the normalised gradient, is s long (a warm start is near its optimum, and a unit
+    first step made the line search shrink it for a dozen evaluations); later steps are
+    the same in either coordinates, and the gradient test is scaled with them. s = 1 is
+    the plain run, to the last bit.
 
     Returns:
         ``(params, loss, losses [R])``.
     """
     objective = lambda p: neg_log_marginal(spec, p, scaling, x, z, y, mask)
     batching = starts_batching() if batching is None else batching
-    run = lambda p: lbfgs(objective, p, max_iter, tol, ftol)
+    if step_scale is None:
+        run = lambda p: lbfgs(objective, p, max_iter, tol, ftol)
+    else:
+        def run(p):
+            # s = 1: base 0 and u = p, exactly the plain run (0 + 1 * u == u); s < 1: base p
+            anchored = step_scale != 1.0
+            base = jax.tree_util.tree_map(lambda a: jnp.where(anchored, a, 0.0), p)
+            start = jax.tree_util.tree_map(lambda a: jnp.where(anchored, 0.0, a), p)
+            at = lambda u: jax.tree_util.tree_map(lambda b, v: b + step_scale * v, base, u)
+            u, value = lbfgs(lambda u: objective(at(u)), start, max_iter, tol * step_scale, ftol)
+            return at(u), value
     if batching == "scan":
         params, losses = _run_starts(run, inits)
     elif batching == "vmap":

@@ -35,7 +35,7 @@ from mumbo_jax.xla_options import jit
 __all__ = ["loo_zscores", "loo_log_density", 
     "Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior", "Masked", "noise_index",
     "masked_gp", "observation_diag", "covariance", "standardise", "condition", "recondition", "internal_target", "check_target", "target_part", "joint_moments",
-    "joint_moments_fidelities", "CHUNK", "target_moments", "target_joint", "predict", "evaluated_inputs", "incumbent",
+    "joint_moments_fidelities", "CHUNK", "target_moments", "target_moments_where", "target_joint", "predict", "evaluated_inputs", "incumbent",
 ]
 
 _VAR_FLOOR = 1e-12  # standardised units: round-off can make a posterior variance <= 0
@@ -246,29 +246,39 @@ def _paired(kernel, xu, za, zb):
     return jax.vmap(kernel.evaluate)((xu, za), (xu, zb))
 
 
+def _target_cross(post: Posterior, kernel, xu, zt, w):
+    """``(k, c)``: the cross-covariance ``k_n(g) = c k`` ([n, M]) between the data and g
+    at ``xu``. k_n(g) is linear in the target weights, one cross-covariance per target
+    point; a single target point leaves its weight ``c`` to be folded into the small
+    n x n and n-vector factors (scaling the n x M matrix costs as much as building it);
+    with several, ``c`` is None."""
+    m = xu.shape[0]
+    if zt.shape[0] == 1:
+        return _cross(post, kernel, xu, jnp.full(m, zt[0])), w[0]
+    return sum(w[j] * _cross(post, kernel, xu, jnp.full(m, zt[j])) for j in range(zt.shape[0])), None
+
+
+def _folded(c, a):
+    return a if c is None else c * a
+
+
+def _target_prior_var(kernel, xu, zt, w):
+    """``[M]`` prior variance of g at ``xu``."""
+    m, J = xu.shape[0], zt.shape[0]
+    return sum(
+        w[i] * w[j] * _paired(kernel, xu, jnp.full(m, zt[i]), jnp.full(m, zt[j])) for i in range(J) for j in range(J)
+    )
+
+
 def target_part(post: Posterior, kernel, xu, target: Target):
     """Standardised mean and variance of g at ``xu`` ([M]) and its whitened
     cross-covariance ``v_g = L^-1 k_n(g)`` ([n, M])."""
     zt = internal_target(post, target)
     w = jnp.asarray(target.weights, xu.dtype)
-    m = xu.shape[0]
-    # k_n(g) is linear in the target weights: one cross-covariance per target point.
-    # A single target point folds its weight into the small n x n and n-vector factors
-    # (scaling the n x M matrix itself costs as much as building it).
-    if zt.shape[0] == 1:
-        k_g = _cross(post, kernel, xu, jnp.full(m, zt[0]))
-        v_g = linalg.tri_matmul(w[0] * post.chol_inv, k_g)
-        mean = (w[0] * post.alpha) @ k_g  # k_g^T alpha: a vector times k_g, no transposed copy of it
-    else:
-        k_g = sum(w[j] * _cross(post, kernel, xu, jnp.full(m, zt[j])) for j in range(zt.shape[0]))
-        v_g = linalg.tri_matmul(post.chol_inv, k_g)
-        mean = post.alpha @ k_g
-
-    J = zt.shape[0]
-    prior_var = sum(
-        w[i] * w[j] * _paired(kernel, xu, jnp.full(m, zt[i]), jnp.full(m, zt[j])) for i in range(J) for j in range(J)
-    )
-    var = prior_var - jnp.sum(v_g**2, axis=0)
+    k_g, c = _target_cross(post, kernel, xu, zt, w)
+    v_g = linalg.tri_matmul(_folded(c, post.chol_inv), k_g)
+    mean = _folded(c, post.alpha) @ k_g  # k_g^T alpha: a vector times k_g, no transposed copy of it
+    var = _target_prior_var(kernel, xu, zt, w) - jnp.sum(v_g**2, axis=0)
     return mean, jnp.maximum(var, _VAR_FLOOR), v_g, zt, w
 
 
@@ -383,6 +393,59 @@ def _target_moments(post, x, target):
         return mean, var
 
     mean, var = _in_chunks(moments, x)
+    s = post.scaling.y_scale
+    return mean * s + post.scaling.y_mean, var * s * s
+
+
+def target_moments_where(post: Posterior, x, target: Target, needed, bound_rows: int):
+    """Means of g at ``x`` (``[M, d]``) and variances exact where they can matter.
+
+    A cheap first pass gives every point its mean and an upper bound of its variance,
+    g's variance given the first ``bound_rows`` observations only (more observations
+    never raise a GP's variance; the bound is the leading block of ``L^-1 k``, about
+    ``(bound_rows / n)^2`` of the work). ``needed(mean [M], var_bound [M]) -> bool [M]``
+    (standardised units; it must not depend on the units) names the points whose exact
+    variance is wanted; they are computed :data:`CHUNK` at a time, the needed points
+    first, until none is left. The other points keep their bound.
+
+    Returns:
+        ``(mean [M], var [M])`` in the units of y: the means exact, the variances exact
+        at every needed point (and at the rest of its last chunk), bounds elsewhere.
+    """
+    require_x64("calling posterior.target_moments_where")
+    x = _check_target_inputs(post, x, target)
+    return _target_moments_where(post, x, target, needed, int(bound_rows))
+
+
+@functools.partial(jit, static_argnames=("needed", "bound_rows"))
+def _target_moments_where(post, x, target, needed, bound_rows):
+    kernel = models.build_kernel(post.spec, post.params)
+    zt, w = internal_target(post, target), jnp.asarray(target.weights, x.dtype)
+    rows = min(int(bound_rows), post.x.shape[0])
+    scaled = lambda xc: models.scale_inputs(post.spec, post.scaling, xc, jnp.zeros(xc.shape[0]))[0]
+
+    def bounded(xc):
+        xu = scaled(xc)
+        k_g, c = _target_cross(post, kernel, xu, zt, w)
+        v_top = linalg.tri_matmul(_folded(c, post.chol_inv[:rows, :rows]), k_g[:rows])
+        var = _target_prior_var(kernel, xu, zt, w) - jnp.sum(v_top**2, axis=0)
+        return _folded(c, post.alpha) @ k_g, jnp.maximum(var, _VAR_FLOOR)
+
+    mean, var = _in_chunks(bounded, x)
+    keep = needed(mean, var)
+    m = x.shape[0]
+    blocks = -(-m // CHUNK)
+    order = jnp.argsort(~keep, stable=True)  # the needed points first
+    order = jnp.concatenate([order, order[: blocks * CHUNK - m]])  # a short last chunk repeats points
+    n_needed = jnp.sum(keep)
+
+    def exact_chunk(state):
+        b, var = state
+        idx = jax.lax.dynamic_slice(order, (b * CHUNK,), (CHUNK,))
+        _, var_c, *_ = target_part(post, kernel, scaled(x[idx]), target)
+        return b + 1, var.at[idx].set(var_c)
+
+    _, var = jax.lax.while_loop(lambda state: state[0] * CHUNK < n_needed, exact_chunk, (jnp.int32(0), var))
     s = post.scaling.y_scale
     return mean * s + post.scaling.y_mean, var * s * s
 

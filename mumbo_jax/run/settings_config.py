@@ -128,7 +128,7 @@ def build_settings(strategy: str, table: Mapping, fail, where: str = f"[{SETTING
 
 # fields added to a record with a default other than the behaviour before them: a record
 # written without them is read with these values (record -> field -> value)
-ADDED_AS = {"fit": {"warm_from": 0}}
+ADDED_AS = {"fit": {"warm_from": 0, "warm_ftol": 0.0}}
 
 
 def upgrade_record(flat: Mapping) -> dict | None:
@@ -138,7 +138,8 @@ def upgrade_record(flat: Mapping) -> dict | None:
     nested record is returned as it is. In both, a field added to a record since (absent
     from the record read) takes the value that keeps the behaviour of the library that
     wrote the record: its default, or its :data:`ADDED_AS` value where the default changed
-    that behaviour (``fit.warm_from = 0``: every refit full)."""
+    that behaviour (``fit.warm_from = 0``: every refit full; ``fit.warm_ftol = 0``: warm-only
+    refits run all ``warm_iter`` iterations)."""
     if any(isinstance(v, dict) for v in flat.values()):
         out = {k: dict(v) if isinstance(v, dict) else v for k, v in flat.items()}
     else:
