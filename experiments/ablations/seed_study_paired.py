@@ -5,7 +5,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py warm_refits [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py large_n_algebra [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py large_n_algebra_unreliable [--seeds 10] [--jobs 2]
-    python experiments/ablations/seed_study_paired.py warm_step [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py warm_step [--seeds 20] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule

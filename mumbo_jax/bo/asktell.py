@@ -407,7 +407,7 @@ class AskTell:
         if len(self.x) == LARGE_N + 1:
             warnings.warn(f"this AskTell holds more than {LARGE_N} evaluations: every ask fits an exact GP to all "
                           "of them (time grows as n^3, memory as n^2; on one CPU core an ask at 3,000 points takes "
-                          "about 30 s with the default warm-only refits and minutes with a full one, and the "
+                          "about 25 s with the default warm-only refits and minutes with a full one, and the "
                           "matrices take GBs); consider refit_every > 1, a GPU, or fewer, cheaper evaluations",
                           LargeDataWarning, stacklevel=2)
 
