@@ -526,17 +526,20 @@ def test_sample_gstar_prunes_from_prune_from_rows_with_the_same_samples(monkeypa
     jax.clear_caches()
     monkeypatch.setattr(maxvalue, "PRUNE_FROM_ROWS", 10**9)
     full = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
-    jax.clear_caches()
     monkeypatch.setattr(maxvalue, "PRUNE_FROM_ROWS", 0)
     monkeypatch.setattr(maxvalue, "PRUNE_BOUND_ROWS", 128)
-    pruned = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
+    # 4096: the bisection over the needed points alone; 100: too few, over the whole grid
+    for bisect in (4096, 100):
+        jax.clear_caches()
+        monkeypatch.setattr(maxvalue, "PRUNE_BISECT", bisect)
+        pruned = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
+        np.testing.assert_allclose(np.asarray(pruned), np.asarray(full), rtol=1e-10)
     jax.clear_caches()
-    np.testing.assert_allclose(np.asarray(pruned), np.asarray(full), rtol=1e-10)
-    # the grid is mostly pruned here, so the test exercises the pruned path
-    mean, var = posterior.target_moments_where(post, jnp.asarray(np.random.default_rng(3).uniform(size=(2000, 2)) * [1, 4]
-                                                                  - [0, 2]), target, maxvalue.can_move_quartiles, 128)
-    keep = maxvalue.can_move_quartiles(mean, var)
-    assert float(jnp.mean(keep)) < 0.5
+    # most of a grid is pruned here, so the test exercises the pruned path: on this
+    # 20,000-point grid a few thousand points are needed, between the two PRUNE_BISECT
+    grid = np.random.default_rng(3).uniform(size=(20_000, 2)) * [1, 4] - [0, 2]
+    mean, var = posterior.target_moments_where(post, grid, target, maxvalue.can_move_quartiles, 128)
+    assert 100 < int(jnp.sum(maxvalue.can_move_quartiles(mean, var))) <= 4096
 
 
 # ----------------------------------------------------------------------------------------
