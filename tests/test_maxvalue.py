@@ -398,7 +398,7 @@ def test_shape_checks_still_apply_under_jit():
 # ----------------------------------------------------------------------------------------
 
 
-def _posterior_2fid(seed=0, n=24):
+def _posterior_2fid(seed=0, n=24, lengthscale=None):
     from mumbo_jax.gp import models, posterior
 
     rng = np.random.default_rng(seed)
@@ -406,7 +406,10 @@ def _posterior_2fid(seed=0, n=24):
     x = np.column_stack([rng.uniform(size=n), rng.uniform(-2, 2, size=n)])
     z = rng.integers(0, 2, n)
     y = np.sin(5 * x[:, 0]) - 0.3 * x[:, 1] ** 2 + 0.2 * z
-    return spec, posterior.condition(spec, models.default_params(spec), x, z, y), x
+    params = models.default_params(spec)
+    if lengthscale is not None:
+        params = {**params, "log_ls": jnp.log(jnp.full(2, lengthscale))}
+    return spec, posterior.condition(spec, params, x, z, y), x
 
 
 def test_sample_gstar_above_best_posterior_mean_and_methods_agree():
@@ -480,15 +483,7 @@ def test_can_move_quartiles_by_hand():
 
 
 def _large_posterior(n=700, seed=0):
-    from mumbo_jax.gp import models, posterior
-
-    rng = np.random.default_rng(seed)
-    spec = models.icm_model([(0.0, 1.0), (-2.0, 2.0)], 2)
-    x = np.column_stack([rng.uniform(size=n), rng.uniform(-2, 2, size=n)])
-    z = rng.integers(0, 2, n)
-    y = np.sin(5 * x[:, 0]) - 0.3 * x[:, 1] ** 2 + 0.2 * z
-    params = {**models.default_params(spec), "log_ls": jnp.log(jnp.array([0.15, 0.15]))}
-    return posterior.condition(spec, params, x, z, y)
+    return _posterior_2fid(seed, n, lengthscale=0.15)[1]
 
 
 def test_target_moments_where_bounds_then_computes_the_needed_points():
