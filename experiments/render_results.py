@@ -768,7 +768,8 @@ def render_bench_linalg(root, rel):
     return "\n".join(lines) + "\n"
 
 
-STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "short first step and ftol"}}
+STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "short first step and ftol"},
+                "warm_iter": {"ten": "10 warm iterations", "five": "5 warm iterations"}}
 
 
 def render_paired_seed_study(root, study):

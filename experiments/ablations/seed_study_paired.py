@@ -6,6 +6,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py large_n_algebra [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py large_n_algebra_unreliable [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py warm_step [--seeds 20] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py warm_iter [--seeds 20] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -24,6 +25,8 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   ``fitting.WARM_STEP`` long and ``fit.warm_ftol`` stopped them: the default rule on
   Hartmann-3, 100 evaluations (runs of up to 118 observations, 58 refits warm or cold
   past ``warm_from``).
+* ``warm_iter``: warm-only refits from 60 observations on with at most 5 L-BFGS
+  iterations each against 10 (``fit.warm_iter``), the rest as in ``warm_step``.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -69,6 +72,10 @@ STUDIES = {
     "warm_step": dict(problems=("hartmann3",), max_evals=100, budget=1e6, variants={
         "before": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})], "3a978e3"),
         "after": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})])}),
+    # warm-only refits from 60 observations: 5 L-BFGS iterations per warm refit against 10
+    "warm_iter": dict(problems=("hartmann3",), max_evals=100, budget=1e6, variants={
+        "ten": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})]),
+        "five": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 5})])}),
 }
 
 
