@@ -523,15 +523,12 @@ def test_sample_gstar_prunes_from_prune_from_rows_with_the_same_samples(monkeypa
     full = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
     monkeypatch.setattr(maxvalue, "PRUNE_FROM_ROWS", 0)
     monkeypatch.setattr(maxvalue, "PRUNE_BOUND_ROWS", 128)
-    # 4096: the bisection over the needed points alone; 100: too few, over the whole grid
-    for bisect in (4096, 100):
-        jax.clear_caches()
-        monkeypatch.setattr(maxvalue, "PRUNE_BISECT", bisect)
-        pruned = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
-        np.testing.assert_allclose(np.asarray(pruned), np.asarray(full), rtol=1e-10)
+    jax.clear_caches()
+    pruned = maxvalue.sample_gstar(key, post, target, n_samples=7, n_grid=20_000)
+    np.testing.assert_allclose(np.asarray(pruned), np.asarray(full), rtol=1e-10)
     jax.clear_caches()
     # most of a grid is pruned here, so the test exercises the pruned path: on this
-    # 20,000-point grid a few thousand points are needed, between the two PRUNE_BISECT
+    # 20,000-point grid a few thousand points are needed
     grid = np.random.default_rng(3).uniform(size=(20_000, 2)) * [1, 4] - [0, 2]
     mean, var = posterior.target_moments_where(post, grid, target, maxvalue.can_move_quartiles, 128)
     assert 100 < int(jnp.sum(maxvalue.can_move_quartiles(mean, var))) <= 4096

@@ -421,7 +421,6 @@ FLOOR_NOISE_SD = 5.0
 # conditioning on the first PRUNE_BOUND_ROWS rows: the same quartiles to rounding.
 PRUNE_FROM_ROWS = 768
 PRUNE_BOUND_ROWS = 256
-PRUNE_BISECT = 4096  # the bisection runs over this many points when the others cannot matter
 # A point whose value is PRUNE_SD sd below every quartile of the max adds at most
 # log Phi(-10) ~ -7.6e-24 to log F: nothing, in float64, for any grid below 1e7 points.
 PRUNE_SD = 10.0
@@ -479,19 +478,13 @@ def _sample_gstar(key, post, target, n_samples, method, n_grid):
     u = jax.random.uniform(grid_key, (n_grid, post.x.shape[1]), post.x.dtype)
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":
-        if post.x.shape[0] < PRUNE_FROM_ROWS or grid.shape[0] <= PRUNE_BISECT:
+        if post.x.shape[0] < PRUNE_FROM_ROWS:
             mean, var = posterior.target_moments(post, grid, target)
-            return _gumbel_samples(sample_key, mean, var, _floor(post, mean[n_grid:]), n_samples, _N_BISECT_BO)
-        mean, var = posterior.target_moments_where(post, grid, target, can_move_quartiles, PRUNE_BOUND_ROWS)
-        floor = _floor(post, mean[n_grid:])
-        # the bisection too needs only the points that can move the quartiles: the first
-        # PRUNE_BISECT of them (needed first; the rest, if any, are harmless) when they fit
-        keep = can_move_quartiles(mean, var)
-        first = jnp.argsort(~keep, stable=True)[:PRUNE_BISECT]
-        return jax.lax.cond(
-            jnp.sum(keep) <= PRUNE_BISECT,
-            lambda: _gumbel_samples(sample_key, mean[first], var[first], floor, n_samples, _N_BISECT_BO),
-            lambda: _gumbel_samples(sample_key, mean, var, floor, n_samples, _N_BISECT_BO))
+        else:
+            # the bisection runs over the whole grid: the points left with bounds add
+            # nothing to it (can_move_quartiles), and trimming them measured no gain
+            mean, var = posterior.target_moments_where(post, grid, target, can_move_quartiles, PRUNE_BOUND_ROWS)
+        return _gumbel_samples(sample_key, mean, var, _floor(post, mean[n_grid:]), n_samples, _N_BISECT_BO)
     mean, cov = posterior.target_joint(post, grid, target)
     return _exact_samples(sample_key, mean, cov, _floor(post, mean[n_grid:]), n_samples)
 
