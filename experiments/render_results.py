@@ -684,7 +684,9 @@ def render_compile(root, rel=None):
              "maximisation | of which the fit | warm ask |", "|---|---|---|---|---|---|---|---|"]
     for name, label in (("compile_split_robust_xla_defaults.json", "XLA's defaults (`MUMBO_JAX_XLA_OPTIONS=default`)"),
                         ("compile_split_robust_library_options.json", "the library's (fusion emitters off)"),
-                        ("compile_split_robust_large_n_algebra.json", "the library's, after the large-n algebra")):
+                        ("compile_split_robust_large_n_algebra.json", "the library's, after the large-n algebra"),
+                        ("compile_split_robust_before_draws.json", "the same code, on a slower machine"),
+                        ("compile_split_robust_draws.json", "Philox draws, used restarts only (the slower machine)")):
         data = _load(root, f"docs/data/compile/{name}")
         for r in data["rows"]:
             programs = dict(r["programs"])
@@ -697,15 +699,31 @@ def render_compile(root, rel=None):
     for name, options in (("cold_run_split_hartmann3.json", "XLA's defaults"),
                           ("cold_run_split_hartmann3_doubling.json", "XLA's defaults"),
                           ("cold_run_split_hartmann3_library_options.json", "the library's"),
-                          ("cold_run_split_hartmann3_large_n_algebra.json", "the library's, after the large-n algebra")):
+                          ("cold_run_split_hartmann3_large_n_algebra.json", "the library's, after the large-n algebra"),
+                          ("compile/cold_run_split_hartmann3_before_draws.json", "the same code, on a slower machine"),
+                          ("compile/cold_run_split_hartmann3_draws.json",
+                           "Philox draws, used restarts only (the slower machine)")):
         cold = _load(root, f"docs/data/{name}")
         lines.append(f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {options} | "
                      f"{growth[cold.get('growth', 'steps')]} | "
                      f"{cold['wall_s']:.0f} s | {cold['compile_s']:.0f} s | {100 * cold['compile_share']:.0f} % | "
                      f"{cold['programs_compiled']} | {', '.join(str(v) for v in cold['bo_evaluations'])} |")
-    split = _load(root, "docs/data/cold_run_split_hartmann3_large_n_algebra.json").get("xla_by_program", {})
-    lines += ["", "| program (the last cold run) | compiled | XLA seconds |", "|---|---|---|"]
-    lines += [f"| `{name}` | {count} | {secs:.1f} s |" for name, (count, secs) in split.items()]
+    before = _load(root, "docs/data/compile/cold_run_split_hartmann3_before_draws.json").get("xla_by_program", {})
+    after = _load(root, "docs/data/compile/cold_run_split_hartmann3_draws.json").get("xla_by_program", {})
+    lines += ["", "| program (the slower machine's cold runs) | compiled, before / after | XLA seconds, before the draws | "
+              "XLA seconds, Philox draws |", "|---|---|---|---|"]
+    for name, (count, secs) in before.items():
+        count_after, secs_after = after.get(name, (0, 0.0))
+        lines.append(f"| `{name}` | {count} / {count_after} | {secs:.1f} s | {secs_after:.1f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def render_draws(root, rel=None):
+    """What one random draw costs XLA's compiler, jax.random against mumbo_jax.draws
+    (``python experiments/performance/bench_draws.py --out docs/data/compile/draws.json``)."""
+    data = _load(root, "docs/data/compile/draws.json")
+    lines = ["| program | compile | one call |", "|---|---|---|"]
+    lines += [f"| {r['program']} | {r['compile_s']:.2f} s | {1e3 * r['run_s']:.2f} ms |" for r in data["rows"]]
     return "\n".join(lines) + "\n"
 
 
@@ -769,7 +787,9 @@ def render_bench_linalg(root, rel):
 
 
 STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "short first step and ftol"},
-                "warm_iter": {"ten": "10 warm iterations", "five": "5 warm iterations"}}
+                "warm_iter": {"ten": "10 warm iterations", "five": "5 warm iterations"},
+                "draws": {"threefry": "the code before", "philox": "Philox draws, two fit traces"},
+                "draws_unreliable": {"threefry": "the code before", "philox": "Philox draws, two fit traces"}}
 
 
 def render_paired_seed_study(root, study):
@@ -806,7 +826,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit, "compile": render_compile, "large_n": render_large_n,
+             "icm_fit": render_icm_fit, "compile": render_compile, "draws": render_draws, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
              "botorch_mfmes": render_botorch_mfmes}
 

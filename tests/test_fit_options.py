@@ -40,6 +40,21 @@ def test_ftol_stops_lbfgs_when_the_objective_stalls():
     assert float(v_coarse) - 1.0 > 1e-3
 
 
+def test_lbfgs_returns_the_objective_at_its_point_from_the_line_search():
+    """The value comes from the line search's state, not a last evaluation: it must be
+    the objective at the returned point (a Rosenbrock valley, stopped at a few caps), and
+    a start where the objective is NaN stops after one step with a NaN value."""
+    f = lambda p: jnp.sum(100.0 * (p["a"][1:] - p["a"][:-1] ** 2) ** 2 + (1.0 - p["a"][:-1]) ** 2)
+    start = {"a": jnp.asarray([-1.2, 1.0, 0.5])}
+    for cap in (1, 2, 7, 40):
+        p, v = jax.jit(lambda s: fit.lbfgs(f, s, cap, 1e-12))(start)
+        np.testing.assert_allclose(float(v), float(f(p)), rtol=1e-12, atol=1e-15)
+        assert float(v) < float(f(start))
+    nan_start = {"a": jnp.asarray([jnp.nan, 1.0, 0.5])}
+    _, v = jax.jit(lambda s: fit.lbfgs(f, s, 40, 1e-12))(nan_start)
+    assert np.isnan(float(v))
+
+
 def test_a_refit_runs_fit_restarts_starts_from_the_previous_params():
     """The loop's refit (fit.restarts starts: the previous hyper-parameters, the defaults,
     then random ones) is the functional fit from those starts."""

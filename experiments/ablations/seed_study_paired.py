@@ -7,6 +7,8 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py large_n_algebra_unreliable [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py warm_step [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py warm_iter [--seeds 20] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py draws [--seeds 20] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py draws_unreliable [--seeds 20] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -27,6 +29,13 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   past ``warm_from``).
 * ``warm_iter``: warm-only refits from 60 observations on with at most 5 L-BFGS
   iterations each against 10 (``fit.warm_iter``), the rest as in ``warm_step``.
+* ``draws``: the maximiser's candidates and g*'s grid and samples drawn by
+  :mod:`mumbo_jax.draws` (Philox from XLA's random-bit generator, cheaper to compile), and
+  the fit's L-BFGS taking its start's value and its end's from the line search's state
+  (two traces of the objective instead of three), against the code before both (a
+  worktree: jax.random's threefry): the default rule on Currin, Hartmann-3 and Borehole,
+  at most 60 evaluations. Other random numbers, so the runs part early;
+  ``draws_unreliable``: the same on the unreliable suite.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -76,6 +85,15 @@ STUDIES = {
     "warm_iter": dict(problems=("hartmann3",), max_evals=100, budget=1e6, variants={
         "ten": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})]),
         "five": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 5})])}),
+    # the maximiser's candidates and g*'s grid drawn from mumbo_jax.draws (Philox) instead of
+    # jax.random's threefry: the code before (a worktree) against this tree's
+    "draws": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
+        "threefry": ({}, [], "612c945"),
+        "philox": ({}, [])}),
+    "draws_unreliable": dict(problems=("unrel_forrester_biased", "unrel_currin_negated",
+                                       "unrel_hartmann3_noisy"), max_evals=60, variants={
+        "threefry": ({}, [], "612c945"),
+        "philox": ({}, [])}),
 }
 
 

@@ -48,6 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mumbo_jax import draws
 from mumbo_jax.gp import posterior
 from mumbo_jax.gp.precision import require_x64
 from mumbo_jax.xla_options import jit
@@ -273,8 +274,8 @@ _gumbel_params_jit = jit(_gumbel_params, static_argnums=2)
 def _gumbel_samples(key, mean, var, floor, n_samples, n_bisect):
     a, b = _gumbel_params(mean, var, n_bisect)
     dtype = mean.dtype
-    # u in [tiny, 1): log(-log u) stays finite at both ends.
-    u = jax.random.uniform(key, (n_samples,), dtype, minval=jnp.finfo(dtype).tiny)
+    # u in (0, 1): log(-log u) stays finite at both ends (stream 1: the grid is stream 0)
+    u = draws.uniform(key, (n_samples,), dtype, stream=1)
     g = a - b * jnp.log(-jnp.log(u))
     floor = jnp.where(jnp.isnan(floor), -jnp.inf, floor)
     return jnp.maximum(g, floor)
@@ -357,7 +358,7 @@ def _robust_cholesky(cov):
 @functools.partial(jit, static_argnames=("n_samples",))
 def _exact_samples(key, mean, cov, floor, n_samples):
     chol = _robust_cholesky(cov)
-    eps = jax.random.normal(key, (n_samples, mean.shape[0]), mean.dtype)
+    eps = draws.normal(key, (n_samples, mean.shape[0]), mean.dtype, stream=1)
     g = jnp.max(mean[None, :] + eps @ chol.T, axis=-1)
     floor = jnp.where(jnp.isnan(floor), -jnp.inf, floor)
     return jnp.maximum(g, floor)
@@ -472,10 +473,10 @@ def gstar_floor(post, target):
 
 @functools.partial(jit, static_argnames=("n_samples", "method", "n_grid"))
 def _sample_gstar(key, post, target, n_samples, method, n_grid):
-    grid_key, sample_key = jax.random.split(key)
     sc = post.scaling
     x_eval = posterior.evaluated_inputs(post)
-    u = jax.random.uniform(grid_key, (n_grid, post.x.shape[1]), post.x.dtype)
+    # the grid is the key's stream 0, the samples' uniforms its stream 1 (mumbo_jax.draws)
+    u = draws.uniform(key, (n_grid, post.x.shape[1]), post.x.dtype, stream=0)
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":
         if post.x.shape[0] < PRUNE_FROM_ROWS:
@@ -484,9 +485,9 @@ def _sample_gstar(key, post, target, n_samples, method, n_grid):
             # the bisection runs over the whole grid: the points left with bounds add
             # nothing to it (can_move_quartiles), and trimming them measured no gain
             mean, var = posterior.target_moments_where(post, grid, target, can_move_quartiles, PRUNE_BOUND_ROWS)
-        return _gumbel_samples(sample_key, mean, var, _floor(post, mean[n_grid:]), n_samples, _N_BISECT_BO)
+        return _gumbel_samples(key, mean, var, _floor(post, mean[n_grid:]), n_samples, _N_BISECT_BO)
     mean, cov = posterior.target_joint(post, grid, target)
-    return _exact_samples(sample_key, mean, cov, _floor(post, mean[n_grid:]), n_samples)
+    return _exact_samples(key, mean, cov, _floor(post, mean[n_grid:]), n_samples)
 
 
 def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel", n_grid: int | None = None):

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from mumbo_jax import knobs
+from mumbo_jax import draws, knobs
 from mumbo_jax.knobs import knob
 from mumbo_jax.xla_options import jit
 
@@ -166,17 +166,17 @@ def check_candidate_fraction(fraction, name: str) -> float:
     return float(fraction)
 
 
-def snap_to_faces(key, u, fraction: float):
+def snap_to_faces(key, u, fraction: float, stream: int = 0):
     """The first ``round(fraction * C)`` of the candidates ``u [C, d]`` (unit cube) with
     each coordinate moved to 0 or 1 with probability 1/2 (its side by a fair coin):
     points on the box's faces, edges and corners, where uniform candidates never land
-    (Borehole's optimum is a corner). ``fraction`` is static; 0 returns ``u``."""
+    (Borehole's optimum is a corner). ``fraction`` is static; 0 returns ``u``. The coins
+    are ``key``'s stream ``stream`` (:mod:`mumbo_jax.draws`)."""
     n = int(round(fraction * u.shape[0]))
     if n == 0:
         return u
-    k_which, k_side = jax.random.split(key)
-    which = jax.random.bernoulli(k_which, 0.5, (n, u.shape[1]))
-    side = jax.random.bernoulli(k_side, 0.5, (n, u.shape[1])).astype(u.dtype)
+    which, side = draws.bernoulli(key, 0.5, (2, n, u.shape[1]), stream)
+    side = side.astype(u.dtype)
     return u.at[:n].set(jnp.where(which, side, u[:n]))
 
 
@@ -209,20 +209,21 @@ def polish(objective, v0, n_steps, learning_rate):
 LOCAL_SCALES = (0.1, 0.03, 0.01, 0.003)  # sd of the local candidates, fractions of the box's width
 
 
-def near_anchors(key, u, anchors, fraction: float):
+def near_anchors(key, u, anchors, fraction: float, stream: int = 0):
     """The last ``round(fraction * C)`` of the candidates ``u [C, d]`` (unit cube) replaced by
     Gaussian perturbations of ``anchors [A, d]`` (unit cube; cycled), with sd cycling
     through :data:`LOCAL_SCALES` and clipped to the cube: the fine local search near the
     best points that uniform candidates in d dimensions almost never provide (BoTorch's
     initialiser samples around the best points for the same reason). ``fraction`` is
-    static; 0 (or ``anchors`` None) returns ``u``."""
+    static; 0 (or ``anchors`` None) returns ``u``. The perturbations are ``key``'s stream
+    ``stream`` (:mod:`mumbo_jax.draws`)."""
     n = int(round(fraction * u.shape[0]))
     if n == 0 or anchors is None:
         return u
     i = jnp.arange(n)
     scale = jnp.asarray(LOCAL_SCALES, u.dtype)[i % len(LOCAL_SCALES)]
     centre = anchors[(i // len(LOCAL_SCALES)) % anchors.shape[0]]
-    noise = jax.random.normal(key, (n, u.shape[1]), u.dtype)
+    noise = draws.normal(key, (n, u.shape[1]), u.dtype, stream)
     return u.at[u.shape[0] - n:].set(jnp.clip(centre + scale[:, None] * noise, 0.0, 1.0))
 
 
@@ -231,11 +232,11 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
               anchors=None, local_frac=0.0):
     lo, width = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
     d = lo.shape[0]
-    k_x, k_z = jax.random.split(key)
-    u = jax.random.uniform(k_x, (n_candidates, d), lo.dtype)
-    u = snap_to_faces(jax.random.fold_in(k_x, 1), u, boundary_frac)  # no-op (same u) at 0
+    # four streams of one key (mumbo_jax.draws: no threefry split or fold_in to compile)
+    u = draws.uniform(key, (n_candidates, d), lo.dtype, stream=0)
+    u = snap_to_faces(key, u, boundary_frac, stream=1)  # no-op (same u) at 0
     if anchors is not None:
-        u = near_anchors(jax.random.fold_in(k_x, 2), u, (anchors - lo) / width, local_frac)
+        u = near_anchors(key, u, (anchors - lo) / width, local_frac, stream=2)
     to_x = lambda u: lo + width * u
 
     def neg_score(x, z):  # one point: x [d], z scalar
@@ -258,7 +259,7 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         x, z = to_x(best_u[i]), start_z[i]
     else:
         zlo, zhi = space.bounds
-        zu = jax.random.uniform(k_z, (n_candidates,), lo.dtype)
+        zu = draws.uniform(key, (n_candidates,), lo.dtype, stream=3)
         to_z = lambda t: zlo + (zhi - zlo) * t
         scores = _safe_score(acquisition(to_x(u), to_z(zu)), space.cost(to_z(zu)))
         _, idx = jax.lax.top_k(scores, n_starts)

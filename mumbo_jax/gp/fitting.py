@@ -122,11 +122,13 @@ def lbfgs(fun, init, max_iter, tol, ftol=0.0):
         ``(params, value)``.
     """
     opt = optax.lbfgs()
-    value_and_grad = optax.value_and_grad_from_state(fun)
 
     def step(carry):
         params, state, _ = carry
-        value, grad = value_and_grad(params, state=state)
+        # the value and gradient at params: the line search's, stored in the state (the
+        # start's, computed before the loop). The objective is traced twice in all, here
+        # and in the line search (each copy is compiled code of its own)
+        value, grad = optax.tree.get(state, "value"), optax.tree.get(state, "grad")
         updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=fun)
         return optax.apply_updates(params, updates), state, value
 
@@ -141,9 +143,11 @@ def lbfgs(fun, init, max_iter, tol, ftol=0.0):
             go = go & ((ftol <= 0) | ((previous - value) > ftol * scale))
         return (count == 0) | go
 
-    carry = (init, opt.init(init), jnp.asarray(jnp.inf, jnp.result_type(float)))
+    value, grad = jax.value_and_grad(fun)(init)
+    state = optax.tree.set(opt.init(init), value=value, grad=grad)
+    carry = (init, state, jnp.asarray(jnp.inf, jnp.result_type(float)))
     params, state, _ = jax.lax.while_loop(keep_going, step, carry)
-    return params, fun(params)
+    return params, optax.tree.get(state, "value")
 
 
 def _run_starts(run, inits):
