@@ -685,8 +685,8 @@ def render_compile(root, rel=None):
     for name, label in (("compile_split_robust_xla_defaults.json", "XLA's defaults (`MUMBO_JAX_XLA_OPTIONS=default`)"),
                         ("compile_split_robust_library_options.json", "the library's (fusion emitters off)"),
                         ("compile_split_robust_large_n_algebra.json", "the library's, after the large-n algebra"),
-                        ("compile_split_robust_before_draws.json", "the same code, on a slower machine"),
-                        ("compile_split_robust_draws.json", "Philox draws, used restarts only (the slower machine)")):
+                        ("compile_split_robust_before_draws.json", "before the draws, on a slower machine"),
+                        ("compile_split_robust_draws.json", "Philox draws, used restarts, two fit traces (the slower machine)")):
         data = _load(root, f"docs/data/compile/{name}")
         for r in data["rows"]:
             programs = dict(r["programs"])
@@ -700,9 +700,9 @@ def render_compile(root, rel=None):
                           ("cold_run_split_hartmann3_doubling.json", "XLA's defaults"),
                           ("cold_run_split_hartmann3_library_options.json", "the library's"),
                           ("cold_run_split_hartmann3_large_n_algebra.json", "the library's, after the large-n algebra"),
-                          ("compile/cold_run_split_hartmann3_before_draws.json", "the same code, on a slower machine"),
+                          ("compile/cold_run_split_hartmann3_before_draws.json", "before the draws, on a slower machine"),
                           ("compile/cold_run_split_hartmann3_draws.json",
-                           "Philox draws, used restarts only (the slower machine)")):
+                           "Philox draws, used restarts, two fit traces (the slower machine)")):
         cold = _load(root, f"docs/data/{name}")
         lines.append(f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {options} | "
                      f"{growth[cold.get('growth', 'steps')]} | "
