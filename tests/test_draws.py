@@ -78,3 +78,22 @@ def test_bad_keys_and_streams_are_named():
         draws.bits(jax.random.PRNGKey(0), 4, stream=-1)
     with pytest.raises(ValueError, match="stream must be in"):
         draws.bits(jax.random.PRNGKey(0), 4, stream=2**24)
+
+
+def test_a_stream_is_a_stretch_of_the_philox_counter():
+    """The layout the streams rely on: XLA's Philox state is (key, counter) and the counter
+    advances by one per two 64-bit outputs, so stream s, which starts at counter s * 2^40,
+    cannot reach stream s + 1 within STREAM_LENGTH numbers."""
+    from jax import lax
+
+    key = jax.random.PRNGKey(9)
+    words = np.asarray(key).astype(np.uint64)
+    philox_key = int(words[0] | (words[1] << np.uint64(32)))
+
+    def at(counter, n):
+        state = jnp.asarray([philox_key, counter], jnp.uint64)
+        return np.asarray(lax.rng_bit_generator(state, (n,), jnp.uint64, algorithm=lax.RandomAlgorithm.RNG_PHILOX)[1])
+
+    np.testing.assert_array_equal(np.asarray(draws.bits(key, 6, 0)), at(0, 6))
+    np.testing.assert_array_equal(at(0, 6)[2:], at(1, 4))  # one counter step = two outputs
+    np.testing.assert_array_equal(np.asarray(draws.bits(key, 4, 3)), at(3 * 2**40, 4))
