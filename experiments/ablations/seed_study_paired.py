@@ -59,23 +59,28 @@ import numpy as np
 from scipy import stats
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# study: problems, evaluation cap, (reference, variant) -> (environment, robust.py flags)
+PAPER = ("currin", "hartmann3", "borehole")
+UNRELIABLE = ("unrel_forrester_biased", "unrel_currin_negated", "unrel_hartmann3_noisy")
+
+
+def _code_before(problems, commit, before="before", after="after"):
+    """The default rule at most 60 evaluations: the code at ``commit`` (a git worktree)
+    against this tree's."""
+    return dict(problems=problems, max_evals=60, variants={before: ({}, [], commit), after: ({}, [])})
+
+
+# study: problems, evaluation cap, (reference, variant) -> (environment, robust.py flags[, commit])
 STUDIES = {
-    "xla_options": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
+    "xla_options": dict(problems=PAPER, max_evals=60, variants={
         "default": ({"MUMBO_JAX_XLA_OPTIONS": "default"}, []),
         "fast": ({"MUMBO_JAX_XLA_OPTIONS": "fast"}, [])}),
     "warm_refits": dict(problems=("hartmann3",), max_evals=150, budget=1e6, variants={
         "cold": ({}, []),
         "warm": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})])}),
     # the code before the large-n algebra (a git worktree at that commit) against this tree's
-    "large_n_algebra": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
-        "before": ({}, [], "b9b797c"),
-        "after": ({}, [])}),
+    "large_n_algebra": _code_before(PAPER, "b9b797c"),
     # the same on problems beyond the paper's: cheap sources that mislead (the unreliable suite)
-    "large_n_algebra_unreliable": dict(problems=("unrel_forrester_biased", "unrel_currin_negated",
-                                                 "unrel_hartmann3_noisy"), max_evals=60, variants={
-        "before": ({}, [], "b9b797c"),
-        "after": ({}, [])}),
+    "large_n_algebra_unreliable": _code_before(UNRELIABLE, "b9b797c"),
     # warm-only refits from 60 observations, as in warm_refits: the code before the warm
     # refit's short first step and ftol test (a worktree) against this tree's
     "warm_step": dict(problems=("hartmann3",), max_evals=100, budget=1e6, variants={
@@ -87,13 +92,8 @@ STUDIES = {
         "five": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 5})])}),
     # the maximiser's candidates and g*'s grid drawn from mumbo_jax.draws (Philox) instead of
     # jax.random's threefry: the code before (a worktree) against this tree's
-    "draws": dict(problems=("currin", "hartmann3", "borehole"), max_evals=60, variants={
-        "threefry": ({}, [], "612c945"),
-        "philox": ({}, [])}),
-    "draws_unreliable": dict(problems=("unrel_forrester_biased", "unrel_currin_negated",
-                                       "unrel_hartmann3_noisy"), max_evals=60, variants={
-        "threefry": ({}, [], "612c945"),
-        "philox": ({}, [])}),
+    "draws": _code_before(PAPER, "612c945", "threefry", "philox"),
+    "draws_unreliable": _code_before(UNRELIABLE, "612c945", "threefry", "philox"),
 }
 
 
