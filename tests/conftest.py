@@ -25,6 +25,10 @@ import pytest
 # it in-process would switch that cache on for the whole session (and share it with other
 # processes). Tests of the cache set their own folder in a subprocess.
 os.environ["MUMBO_JAX_CACHE"] = "off"
+# Ask/tell compiles the next buffer size in the background by default (mumbo_jax.bo.prefetch):
+# in tests that ask a few times it would compile a size nobody uses, on the cores the other
+# worker needs. tests/test_prefetch.py switches it on where it is tested.
+os.environ["MUMBO_JAX_PREFETCH"] = "off"
 
 
 # ---------------------------------------------------------------- one compilation cache per run

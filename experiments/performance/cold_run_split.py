@@ -27,6 +27,7 @@ import pathlib
 import re
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -41,11 +42,16 @@ def main(argv=None):
     ap.add_argument("--config", default="hartmann3")
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--growth", choices=("steps", "doubling"), default="steps")
+    ap.add_argument("--prefetch", choices=("auto", "on", "off"), default="auto",
+                    help="MUMBO_JAX_PREFETCH: compile the next buffer size in the background (auto: with 2+ cores)")
+    ap.add_argument("--rerun", action="store_true",
+                    help="run again in the same process (every program compiled) to measure what compiling cost")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="mumbo-cold-run-"))
     os.environ["MUMBO_JAX_CACHE"] = str(work / "xla")  # empty: a first run
+    os.environ["MUMBO_JAX_PREFETCH"] = args.prefetch
     from mumbo_jax.run import cli
 
     cli.deterministic_xla_flags()  # before JAX starts, as the command does
@@ -63,11 +69,12 @@ def main(argv=None):
         kernel.buffer_size = doubling  # every caller reads kernel.buffer_size
 
     seconds: dict = collections.defaultdict(float)
+    background: dict = collections.defaultdict(float)  # the same, on the prefetch's threads
     compiled = [0]
 
     def on_duration(event, duration, **_):
-        if event in EVENTS:
-            seconds[EVENTS[event]] += duration
+        if event in EVENTS:  # listeners run on the thread that compiles
+            (seconds if threading.current_thread() is threading.main_thread() else background)[EVENTS[event]] += duration
             compiled[0] += event.endswith("backend_compile_duration")
 
     jax.monitoring.register_event_duration_secs_listener(on_duration)
@@ -93,15 +100,31 @@ def main(argv=None):
     result = json.loads((out / "results.json").read_text())
     n_evals = [s["n_evals"] for s in result["seeds"]]
     compile_s = sum(seconds.values())
+    bg_s = sum(background.values())
+    extra = {}
+    if bg_s or args.prefetch != "auto":
+        extra.update(prefetch=args.prefetch, background_compile_s=round(bg_s, 1),
+                     background_xla_s=round(background["xla"], 1))
+    if args.rerun:  # the same run with every program in memory: wall minus this is what compiling cost
+        t1 = time.perf_counter()
+        if cli.main(["run", args.config, "--seeds", str(args.seeds), "--out", str(work / "rerun")]) != 0:
+            raise SystemExit("the rerun failed")
+        warm = time.perf_counter() - t1
+        rerun = json.loads((work / "rerun" / "results.json").read_text())
+        extra.update(warm_wall_s=round(warm, 1), lost_to_compiling_s=round(wall - warm, 1),
+                     lost_share=round((wall - warm) / wall, 3),
+                     same_decisions=[s["evaluations"] for s in rerun["seeds"]] == [s["evaluations"] for s in result["seeds"]])
     row = dict(config=args.config, seeds=args.seeds, growth=args.growth, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
                compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},
-               programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__,
+               programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__, **extra,
                xla_flags=os.environ.get("XLA_FLAGS"),
                xla_by_program={k: [c, round(t, 1)] for k, (c, t) in sorted(per_program.items(), key=lambda kv: -kv[1][1])
                                if t >= 0.5})
     print(f"{args.config}, {args.seeds} seed(s), buffers by {args.growth}, cold cache: {wall:.1f} s wall, {compile_s:.1f} s compiling "
           f"({100 * compile_s / wall:.0f} %: trace {seconds['trace']:.1f}, lower {seconds['lower']:.1f}, "
           f"XLA {seconds['xla']:.1f}), {compiled[0]} programs compiled, BO evaluations {n_evals}")
+    if extra:
+        print("  " + ", ".join(f"{k} {v}" for k, v in extra.items()))
     for name, (count, secs) in row["xla_by_program"].items():
         print(f"  {name}: {count} compiled, {secs:.1f} s XLA")
     if args.out:

@@ -14,6 +14,7 @@ at once. With nothing pending the decisions are exactly the sequential ones.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 
 import jax
@@ -22,6 +23,7 @@ import numpy as np
 
 from mumbo_jax import compilation_cache
 from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
 from mumbo_jax.gp import costmodel, marginal, models, posterior
@@ -243,10 +245,14 @@ class AskTell:
         pending: how pending evaluations enter an ask: ``"believer"`` (kriging-believer
             fantasies, any rule) or ``"gibbon"`` (GIBBON's pending-aware gain, rules
             that sample g*). No effect while nothing is pending.
+        prefetch: after each proposal, compile the programs of the next buffer size on a
+            background thread while the black box runs (:mod:`mumbo_jax.bo.prefetch`;
+            the same decisions). None: ``$MUMBO_JAX_PREFETCH``, on by default.
     """
 
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
-                 cost_model: costmodel.CostModel | None = None, design=None, pending: str = "believer"):
+                 cost_model: costmodel.CostModel | None = None, design=None, pending: str = "believer",
+                 prefetch: bool | None = None):
         require_x64("constructing an AskTell")  # before the user's black box runs the design
         compilation_cache.enable()  # programs kept on disk (MUMBO_JAX_CACHE=off: not)
         if not isinstance(task, Task):
@@ -279,6 +285,7 @@ class AskTell:
         self._asked_told: list[tuple] = []  # (x, z) of asked points already told
         self.failed: list[tuple] = []  # (x, z) of failed evaluations (tell_failure), modelled pessimistically
         self._classifier_params = None  # warm start of the failure classifier's fit
+        self._prefetcher = Prefetcher(prefetch_enabled(prefetch, default=True))
 
     # -- the protocol
     def ask(self):
@@ -364,7 +371,27 @@ class AskTell:
                                 kernel.as_count(self.n_design))
         self.params = post.params
         self.last_fit = (n_rows, post, buffers)
+        rows = buffers.x.shape[0]
+        size = kernel.buffer_size(rows)
+        # the plain decision's programs at the next size, once at most half the rows that size
+        # adds are left free here (a short session that never gets near it compiles nothing)
+        if not self._pending and not presumed and 2 * (rows - n_rows) <= size - rows:
+            self._prefetcher.start(size, functools.partial(self._warm_up, buffers, size, post.params,
+                                                           (k_fit, k_gstar, k_max), cost))
         return np.asarray(prop.x), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
+
+    def _warm_up(self, buffers: kernel.Buffers, size: int, params, keys, cost):
+        """The programs of one ask and of :meth:`recommendation` at buffer ``size``
+        (:mod:`mumbo_jax.bo.prefetch`), called once on ``buffers`` padded to it, with
+        arguments of the kinds :meth:`_propose` passes; the results are thrown away."""
+        k_fit, k_gstar, k_max = keys
+        pad = lambda a: np.concatenate([np.asarray(a), np.zeros((size - a.shape[0],) + a.shape[1:])])
+        grown = kernel.Buffers(*map(pad, buffers))
+        post = kernel.fit_stage(self.settings, self.task, grown, params, k_fit, True, True)
+        gstar = kernel.gstar_stage(self.settings, self.task, post, k_gstar)
+        prop = kernel.maximise_stage(self.settings, self.task, post, gstar, k_max, cost, kernel.as_count(self.n_design))
+        rec = self.settings.recommendation
+        return prop, kernel.recommend(self.task, post, grown.x, rec.rule, rec.calibrated)
 
     def pending(self) -> list[Pending]:
         """The evaluations handed out and not told or cancelled yet, oldest first."""
@@ -528,8 +555,10 @@ class AskTell:
             z += [float(fz) for _, fz in bad_points]
             y += [bad] * len(bad_points)
         n = len(x)
+        size = kernel.buffer_size(n)
+        self._prefetcher.wait(size)  # its programs may be compiling in the background
         return kernel.pad_buffers(np.asarray(x, float).reshape(n, self.task.spec.dim), np.asarray(z),
-                                  np.asarray(y), kernel.buffer_size(n))
+                                  np.asarray(y), size)
 
     def _fidelity(self, z):
         return int(z) if self.task.spec.discrete else float(z)
@@ -565,9 +594,9 @@ class AskTell:
     @classmethod
     def from_state(cls, task: Task, settings: BOSettings, state: dict,
                    cost_model: costmodel.CostModel | None = None, design=None,
-                   pending: str = "believer") -> "AskTell":
+                   pending: str = "believer", prefetch: bool | None = None) -> "AskTell":
         """The optimiser of :meth:`state_dict` (pass the same ``design``, ``cost_model``
-        and ``pending``). The state's pending points stay pending; states without the
+        and ``pending``; ``prefetch`` as in the constructor). The state's pending points stay pending; states without the
         keys ``pending``/``design_done`` (older ones) count told points towards the
         design in order. Hyper-parameter samples saved under another ``mcmc.samples``
         restart from their MAP (sample 0).
@@ -582,7 +611,7 @@ class AskTell:
         if "seed" not in state:
             raise ValueError(f"state is missing 'seed' (AskTell.state_dict() has {', '.join(STATE_KEYS)})")
         opt = cls(task, settings, _seed(state["seed"], "state['seed']"), cost_model=cost_model, design=design,
-                  pending=pending)
+                  pending=pending, prefetch=prefetch)
         checked = _check_state(opt, state)
         for x, z, i in checked["pending"]:
             opt._pending.append(Pending(tuple(map(float, x)), z, i))

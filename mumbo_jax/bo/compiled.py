@@ -35,6 +35,7 @@ import numpy as np
 
 from mumbo_jax import compilation_cache
 from mumbo_jax.bo import batch, kernel, rules, sharding
+from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
 from mumbo_jax.gp.precision import require_x64
@@ -236,11 +237,51 @@ def _lock_step(settings: BOSettings, task: Task, bench) -> _Stages:
 # --------------------------------------------------------------------------- the host loop
 
 
+def _cheapest_cost(space) -> float:
+    """The lowest cost of one evaluation: over the discrete fidelities the maximiser
+    scores, or a 257-point grid of a continuous fidelity's interval (0.0 if unknown)."""
+    try:
+        if space.n_fidelities is not None:
+            z = np.asarray(space.fidelities, float)
+        else:
+            z = np.linspace(*map(float, space.bounds), 257)
+        return max(float(np.min(np.asarray(space.cost(jnp.asarray(z))))), 0.0)
+    except Exception:  # a cost the host cannot evaluate: assume any number of evaluations fits the budget
+        return 0.0
+
+
+def _reaches(free_rows: int, q: int, evals_left: int, budget_left: float, cheapest: float) -> bool:
+    """Whether a run with ``free_rows`` rows left in its buffer can outgrow it: the step
+    that outgrows it comes after about ``free_rows`` more evaluations (of at least
+    ``cheapest`` cost each; steps of ``q``), and the run stops at ``max_evals`` or once
+    its budget is spent."""
+    more = max(free_rows - q + 1, 0)  # evaluations before a step finds too few free rows
+    if evals_left < more:
+        return False
+    return not (cheapest > 0 and more > 0 and (more - 1) * cheapest >= budget_left)
+
+
+def _warm_up(stages: _Stages, state, size: int, lead: int, keys, noise_keys, batched: bool, n_seeds: int):
+    """Every program of one step at buffer ``size`` (:mod:`mumbo_jax.bo.prefetch`), called
+    once on ``state`` padded to it, with arguments of the kinds the loop passes; the
+    results are thrown away."""
+    k_fit, k_gstar, k_max = keys
+    grown = kernel.grow(state, size, lead)
+    post = stages.fit(grown, k_fit, True, True)
+    stages.score(post, grown.buffers)
+    gstar = stages.gstar(post, k_gstar)
+    prop = stages.maximise(post, gstar, k_max, grown)
+    go = jnp.asarray(np.zeros(n_seeds, bool)) if batched else False
+    return stages.observe(grown, post.params, prop, noise_keys, go)
+
+
 def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batched, min_buffer,
-               hist: dict, clock: StepClock, progress, layout=None, n_real=None):
+               hist: dict, clock: StepClock, progress, layout=None, n_real=None, prefetcher=None, cheapest=0.0):
     """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``.
     ``layout``: a seed sharding for the lock-step inputs; ``n_real``: rows from which on
-    the seeds only pad the batch to the mesh (not reported)."""
+    the seeds only pad the batch to the mesh (not reported). ``prefetcher``: compiles
+    the next buffer size in the background (:mod:`mumbo_jax.bo.prefetch`) where the
+    run can reach it (``cheapest``: the lowest cost of an evaluation)."""
     keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
     if layout is not None:
         keys = sharding.put(keys, layout)
@@ -260,10 +301,17 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
         e = t * q  # evaluations made before this step
         while n0 + e + q > size:  # too few free rows: the next buffer size (compiled once per size)
             size = kernel.buffer_size(size, min_buffer)
+            if prefetcher is not None:
+                prefetcher.wait(size)  # its programs may be compiling in the background
             state = kernel.grow(state, size, lead)
             if progress is not None:
                 progress(History(**hist))
         k_fit, k_gstar, k_max = split(loop_keys, t)
+        if prefetcher is not None and prefetcher.on and not prefetcher.busy:
+            nxt = kernel.buffer_size(size, min_buffer)
+            if _reaches(size - (n0 + e), q, max_evals - e, budget - spent[running].min(), cheapest):
+                prefetcher.start(nxt, functools.partial(_warm_up, stages, state, nxt, lead, (k_fit, k_gstar, k_max),
+                                                        noise_keys, batched, len(seeds)))
         post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
                             bool(kernel.cold_at(settings, t, n0 + e)))
         (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
@@ -316,7 +364,7 @@ def _first(history: History, n: int) -> History:
 
 def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: BOSettings = BOSettings(),
                  max_evals: int = 200, progress=None, clock: StepClock | None = None, batching: str = "map",
-                 min_buffer: int = kernel.MIN_BUFFER, mesh=None) -> History:
+                 min_buffer: int = kernel.MIN_BUFFER, mesh=None, prefetch: bool | None = None) -> History:
     """Run BO on a traceable benchmark for several seeds.
 
     Args:
@@ -344,6 +392,10 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         mesh: ``"shard"``: a mesh with a ``"seeds"`` axis (default
             :func:`mumbo_jax.bo.sharding.seed_mesh`: every device of every process).
             The seeds are padded to a multiple of its size by repeating the last.
+        prefetch: compile the next buffer size's programs on a background thread while
+            the run goes on (:mod:`mumbo_jax.bo.prefetch`; the same decisions). None:
+            ``$MUMBO_JAX_PREFETCH``, off by default (nothing waits for a black box here:
+            on two cores the run took as long with it).
 
     Returns:
         :class:`History` with a leading seed axis.
@@ -363,6 +415,8 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
     if not isinstance(max_evals, int) or max_evals < 1:
         raise ValueError(f"max_evals must be a positive integer, got {max_evals!r}")
     rules.check_rule_for_task(settings.strategy, task)
+    prefetcher = Prefetcher(prefetch_enabled(prefetch, default=False))
+    cheapest = _cheapest_cost(task.space) if prefetcher.on else 0.0
     seeds = np.atleast_1d(np.asarray(seeds, int))
     min_buffer = kernel.buffer_size(int(min_buffer) - 1, 1)
     n_seeds, d, e = len(seeds), task.spec.dim, max_evals
@@ -381,14 +435,14 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         wide = {k: np.concatenate([v, v[-1:].repeat(n_pad - n_seeds, 0)]) for k, v in hist.items()}
         _run_group(_lock_step(settings, task, bench), settings, budget, max_evals, padded, np.arange(n_pad), True,
                    min_buffer, wide, clock, progress and (lambda h: progress(_first(h, n_seeds))),
-                   sharding.seed_sharding(mesh), n_seeds)
+                   sharding.seed_sharding(mesh), n_seeds, prefetcher, cheapest)
         hist = {k: v[:n_seeds] for k, v in wide.items()}
     elif batching == "vmap":
         _run_group(_lock_step(settings, task, bench), settings, budget, max_evals, seeds, rows, True, min_buffer,
-                   hist, clock, progress)
+                   hist, clock, progress, prefetcher=prefetcher, cheapest=cheapest)
     else:
         stages = _one_seed(settings, task, bench)
         for i in rows:
             _run_group(stages, settings, budget, max_evals, seeds[i:i + 1], rows[i:i + 1], False, min_buffer,
-                       hist, clock, progress)
+                       hist, clock, progress, prefetcher=prefetcher, cheapest=cheapest)
     return History(**hist)

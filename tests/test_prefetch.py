@@ -1,0 +1,115 @@
+"""Compiling the next buffer size in the background (mumbo_jax.bo.prefetch): the same
+decisions, the programs found compiled when the run reaches the size, and the switches."""
+
+import threading
+
+import jax
+import numpy as np
+import pytest
+
+from mumbo_jax.benchmarks import problems, tasks
+from mumbo_jax.bo import compiled, kernel
+from mumbo_jax.bo.asktell import AskTell
+from mumbo_jax.bo.compiled import run_compiled
+from mumbo_jax.bo.prefetch import ENV, Prefetcher, mode, prefetch_enabled
+from tests.bo_helpers import FAST
+
+
+def test_the_switch_reads_the_argument_then_the_environment(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    assert mode() == "auto"
+    assert prefetch_enabled(None, default=True) and not prefetch_enabled(None, default=False)
+    monkeypatch.setenv(ENV, "on")
+    assert prefetch_enabled(None, default=False)
+    assert not prefetch_enabled(False, default=False)  # the argument wins
+    monkeypatch.setenv(ENV, " OFF ")
+    assert not prefetch_enabled(None, default=True) and prefetch_enabled(True, default=True)
+    monkeypatch.setenv(ENV, "sometimes")
+    with pytest.raises(ValueError, match="MUMBO_JAX_PREFETCH='sometimes'.*auto, on, off"):
+        prefetch_enabled(None, default=True)
+    with pytest.raises(ValueError, match="prefetch must be True, False or None"):
+        prefetch_enabled("yes", default=True)
+
+
+def test_a_prefetcher_warms_each_size_once_and_keeps_a_failure_to_itself():
+    calls = []
+    off = Prefetcher(False)
+    assert not off.start(64, lambda: calls.append(64))
+    p = Prefetcher(True)
+    gate = threading.Event()
+    assert p.start(64, lambda: (gate.wait(5), calls.append(64)))
+    assert p.busy and not p.start(96, lambda: calls.append(96))  # one warm-up at a time
+    gate.set()
+    p.wait(64)
+    assert not p.busy and calls == [64]
+    assert not p.start(64, lambda: calls.append("again"))  # a size is warmed once
+
+    def broken():
+        raise RuntimeError("no such program")
+
+    assert p.start(96, broken)
+    p.wait()
+    assert [(size, str(err)) for size, err in p.errors] == [(96, "no such program")]
+
+
+@pytest.mark.parametrize("free, q, evals_left, budget_left, cheapest, expected", [
+    (10, 1, 10, 1e9, 1.0, True),  # the 10th evaluation from now needs the next size
+    (10, 1, 9, 1e9, 1.0, False),  # max_evals ends the run first
+    (10, 1, 50, 9.5, 1.0, True),  # 9 more evaluations of cost 1 leave budget for the 10th
+    (10, 1, 50, 9.0, 1.0, False),  # the budget is spent after 9
+    (10, 4, 7, 1e9, 1.0, True),  # steps of 4: a step finds too few rows after 7 evaluations
+    (0, 1, 0, 0.0, 1.0, True),  # no free row: the next size is needed now
+    (10, 1, 50, 1.0, 0.0, True),  # a cost that is not known limits nothing
+])
+def test_a_size_is_prefetched_only_if_the_run_can_reach_it(free, q, evals_left, budget_left, cheapest, expected):
+    assert compiled._reaches(free, q, evals_left, budget_left, cheapest) is expected
+
+
+def _told(opt, prob, n, seed=0):
+    rng = np.random.default_rng(seed)
+    for x in rng.uniform(size=(n, prob.dim)):
+        z = int(rng.integers(prob.n_fidelities))
+        opt.tell(x, z, float(problems.objective(prob, jax.numpy.asarray(x), z)))
+
+
+def test_asktell_finds_the_next_size_compiled_and_decides_the_same():
+    prob = problems.get_problem("forrester")
+    task = tasks.problem_task(prob)
+    jax.clear_caches()  # no program of this test's sizes in memory from an earlier test
+    opts = {on: AskTell(task, FAST, seed=4, prefetch=on) for on in (True, False)}  # with it first
+    traces = []  # tracing on the main thread: a program the run had to build itself
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **_: traces.append(event)
+        if event == "/jax/core/compile/jaxpr_trace_duration" and threading.current_thread() is threading.main_thread()
+        else None)
+    proposals = {}
+    for on, opt in opts.items():
+        _told(opt, prob, 30)
+        assert kernel.buffer_size(len(opt.x)) == 32
+        first = opt.ask()  # at 32 rows; the prefetcher starts on 64
+        opt.tell(*first, float(problems.objective(prob, jax.numpy.asarray(first[0]), first[1])))
+        _told(opt, prob, 1, seed=1)
+        assert kernel.buffer_size(len(opt.x)) == 64
+        if on:
+            opt._prefetcher.wait()
+            assert opt._prefetcher.errors == [] and 64 in opt._prefetcher._started
+            traces.clear()
+        second = opt.ask()
+        if on:
+            assert traces == [], "the ask at 64 rows traced a program the prefetcher should have compiled"
+        proposals[on] = (first, second, opt.recommendation())
+    (a1, a2, ar), (b1, b2, br) = proposals[False], proposals[True]
+    for a, b in ((a1, b1), (a2, b2)):
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1] == b[1]
+    np.testing.assert_array_equal(ar[0], br[0])
+    assert ar[1:] == br[1:]
+
+
+def test_run_compiled_decides_the_same_with_the_next_size_compiled_in_the_background():
+    prob = problems.get_problem("forrester")
+    task, bench = tasks.problem_task(prob), tasks.problem_benchmark(prob)
+    n0 = len(kernel.initial_design(task, jax.random.PRNGKey(0))[1])
+    runs = [run_compiled(bench, task, 1e9, [2], FAST, max_evals=34 - n0, prefetch=on) for on in (False, True)]
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
