@@ -727,6 +727,32 @@ def render_draws(root, rel=None):
     return "\n".join(lines) + "\n"
 
 
+def render_prefetch(root, rel=None):
+    """Compiling the next buffer size in the background, off against on: an ask/tell run
+    with a waiting black box (``python experiments/performance/bench_prefetch.py --out
+    docs/data/compile/prefetch.json``) and a first ``mumbo-jax run hartmann3 --seeds 1``
+    (``python experiments/performance/cold_run_split.py --prefetch off|on --rerun``)."""
+    data = _load(root, "docs/data/compile/prefetch.json")
+    lines = [f"Ask/tell on {data['problem']}, {data['evals']} BO evaluations, the black box waiting "
+             f"{data['sleep_s']:g} s after its formula, an empty cache, {data['cpu_count']} cores; the same decisions: "
+             f"{'yes' if data['same_decisions'] else 'no'}.", "",
+             "| background compile | wall | inside ask() | first ask at each buffer size | longest ask |",
+             "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        first = ", ".join(f"{b} rows {v:.1f} s" for b, v in r["first_ask_per_buffer_s"].items())
+        lines.append(f"| {r['prefetch']} | {r['wall_s']:.0f} s | {r['ask_s']:.1f} s | {first} | {r['longest_ask_s']:.1f} s |")
+    lines += ["", "`mumbo-jax run hartmann3 --seeds 1`, an empty cache, 2 cores; \"lost\": the wall time minus that of "
+              "the same run again in the process, every program compiled:", "",
+              "| background compile | wall | again, compiled | lost to compiling | compiling on the run's thread | "
+              "compiling in the background | the same decisions |", "|---|---|---|---|---|---|---|"]
+    for setting in ("off", "on"):
+        r = _load(root, f"docs/data/compile/cold_run_split_hartmann3_prefetch_{setting}.json")
+        lines.append(f"| {setting} | {r['wall_s']:.1f} s | {r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s "
+                     f"({100 * r['lost_share']:.0f} %) | {r['compile_s']:.1f} s | {r['background_compile_s']:.1f} s | "
+                     f"{'yes' if r['same_decisions'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
 def render_large_n(root, rel):
     """One decision at large n with a full refit and a warm-only one
     (``experiments/performance/bench_decision.py --start previous`` or ``converged``; a row
@@ -826,7 +852,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit, "compile": render_compile, "draws": render_draws, "large_n": render_large_n,
+             "icm_fit": render_icm_fit, "compile": render_compile, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
              "botorch_mfmes": render_botorch_mfmes}
 

@@ -106,6 +106,32 @@ def test_asktell_finds_the_next_size_compiled_and_decides_the_same():
     assert ar[1:] == br[1:]
 
 
+def test_the_first_bo_step_is_compiled_while_the_design_is_evaluated():
+    prob = problems.get_problem("forrester")
+    task = tasks.problem_task(prob)
+    jax.clear_caches()  # no program of this test in memory from an earlier test
+    traces = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **_: traces.append(event)
+        if event == "/jax/core/compile/jaxpr_trace_duration" and threading.current_thread() is threading.main_thread()
+        else None)
+    firsts = {}
+    for on in (True, False):
+        opt = AskTell(task, FAST, seed=6, prefetch=on)
+        while opt.asks_design:
+            x, z = opt.ask()
+            opt.tell(x, z, float(problems.objective(prob, jax.numpy.asarray(x), z)))
+        if on:
+            opt._prefetcher.wait()
+            assert opt._prefetcher.errors == [] and kernel.buffer_size(opt.n_design) in opt._prefetcher._started
+            traces.clear()
+        firsts[on] = opt.ask()
+        if on:
+            assert traces == [], "the first BO step traced a program the prefetcher should have compiled"
+    np.testing.assert_array_equal(firsts[True][0], firsts[False][0])
+    assert firsts[True][1] == firsts[False][1]
+
+
 def test_run_compiled_decides_the_same_with_the_next_size_compiled_in_the_background():
     prob = problems.get_problem("forrester")
     task, bench = tasks.problem_task(prob), tasks.problem_benchmark(prob)

@@ -245,9 +245,10 @@ class AskTell:
         pending: how pending evaluations enter an ask: ``"believer"`` (kriging-believer
             fantasies, any rule) or ``"gibbon"`` (GIBBON's pending-aware gain, rules
             that sample g*). No effect while nothing is pending.
-        prefetch: after each proposal, compile the programs of the next buffer size on a
-            background thread while the black box runs (:mod:`mumbo_jax.bo.prefetch`;
-            the same decisions). None: ``$MUMBO_JAX_PREFETCH``, on by default.
+        prefetch: compile on a background thread, while the black box runs, the programs
+            of the first BO step from the first design ask on, and those of the next
+            buffer size once the buffer is half full (:mod:`mumbo_jax.bo.prefetch`; the
+            same decisions). None: ``$MUMBO_JAX_PREFETCH``, on by default.
     """
 
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
@@ -294,6 +295,8 @@ class AskTell:
         the pending evaluations."""
         i = self._next_design_index()
         if i is not None:
+            if not self.x and not self._pending:  # the first ask: compile the first BO step meanwhile
+                self._prefetch_first_size()
             x, z = self.design[i]
             self._pending.append(Pending(tuple(map(float, x)), self._fidelity(z), i))
             return np.array(x), self._fidelity(z)
@@ -373,12 +376,28 @@ class AskTell:
         self.last_fit = (n_rows, post, buffers)
         rows = buffers.x.shape[0]
         size = kernel.buffer_size(rows)
-        # the plain decision's programs at the next size, once at most half the rows that size
-        # adds are left free here (a short session that never gets near it compiles nothing)
-        if not self._pending and not presumed and 2 * (rows - n_rows) <= size - rows:
+        # the next size's programs, once at most half the rows that size adds are left free
+        # here (a short session that never gets near it compiles nothing); the sequential
+        # decision's: with evaluations pending, the fit and the recommendation are among them
+        if not presumed and 2 * (rows - n_rows) <= size - rows:
             self._prefetcher.start(size, functools.partial(self._warm_up, buffers, size, post.params,
                                                            (k_fit, k_gstar, k_max), cost))
         return np.asarray(prop.x), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
+
+    def _prefetch_first_size(self):
+        """Start compiling the programs of the first BO step (the design's buffer size)
+        while the design is evaluated: on the design's points with stand-in values (the
+        programs depend on the shapes only). Not with a cost model, whose fitted cost
+        enters the maximisation's program with shapes known only after its fit."""
+        if self.cost_model is not None:
+            return
+        x = np.asarray([x for x, _ in self.design], float).reshape(self.n_design, self.task.spec.dim)
+        z = np.asarray([z for _, z in self.design], float)
+        stand_in = np.random.default_rng(0).standard_normal(self.n_design)
+        size = kernel.buffer_size(self.n_design)
+        buffers = kernel.pad_buffers(x, z, stand_in, size)
+        self._prefetcher.start(size, functools.partial(self._warm_up, buffers, size, self.params,
+                                                       kernel.step_keys(self.loop_key, 0), None))
 
     def _warm_up(self, buffers: kernel.Buffers, size: int, params, keys, cost):
         """The programs of one ask and of :meth:`recommendation` at buffer ``size``
