@@ -43,6 +43,8 @@ import tempfile
 import time
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))

@@ -44,6 +44,9 @@ import bench_decision  # noqa: E402
 from mumbo_jax.bo import asktell, programs  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
+
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace", "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
           "/jax/core/compile/backend_compile_duration": "xla"}
 _durations: dict = collections.defaultdict(float)

@@ -63,6 +63,9 @@ from mumbo_jax.bo import asktell, kernel  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
+
 OUT = ROOT / "docs" / "data" / "bench_decision.json"
 
 

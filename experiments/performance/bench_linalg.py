@@ -42,6 +42,9 @@ from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import fitting, linalg, models  # noqa: E402
 from mumbo_jax.xla_options import jit  # noqa: E402
 
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
+
 
 def clock(fn, *args, reps: int = 5) -> float:
     """Minimum seconds of ``reps`` calls after one (compiling) call."""

@@ -40,6 +40,9 @@ import sys
 import tempfile
 import time
 
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "data" / "bench_new_rules.json"
 RULES = ("mumbo", "mf_gibbon", "mf_kg")

@@ -18,6 +18,8 @@ and everything is written to ``docs/data/nuts/bench_nuts.json``.
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import dataclasses
 import json
@@ -38,6 +40,9 @@ from bench_decision import design, timed_asks  # noqa: E402
 
 from mumbo_jax.bo import asktell  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
+
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 SETTINGS = {
     "paper": BOSettings(strategy="mumbo", maximiser={"boundary_frac": 0.0, "local_frac": 0.0},

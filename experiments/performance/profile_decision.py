@@ -40,6 +40,9 @@ from mumbo_jax.bo import asktell, kernel  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import fitting, models, posterior  # noqa: E402
 
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
+
 
 def clock(fn, reps):
     jax.block_until_ready(fn())
