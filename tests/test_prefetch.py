@@ -1,6 +1,11 @@
 """Compiling the next buffer size in the background (mumbo_jax.bo.prefetch): the same
 decisions, the programs found compiled when the run reaches the size, and the switches."""
 
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
 import threading
 
 import jax
@@ -139,3 +144,26 @@ def test_run_compiled_decides_the_same_with_the_next_size_compiled_in_the_backgr
     runs = [run_compiled(bench, task, 1e9, [2], FAST, max_evals=34 - n0, prefetch=on) for on in (False, True)]
     for a, b in zip(*runs):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_a_process_that_ends_while_compiling_in_the_background_exits_cleanly(tmp_path):
+    """The warm-up of the first BO step is still compiling when the script ends: the
+    interpreter waits for it (prefetch's exit hook) and exits with status 0."""
+
+    script = textwrap.dedent("""
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        from mumbo_jax.benchmarks import problems, tasks
+        from mumbo_jax.bo.asktell import AskTell
+        from tests.bo_helpers import FAST
+        opt = AskTell(tasks.problem_task(problems.get_problem("forrester")), FAST, seed=1, prefetch=True)
+        opt.ask()  # the first design point: the first BO step starts compiling
+        assert opt._prefetcher.busy
+        print("asked", flush=True)
+    """)
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), MUMBO_JAX_CACHE="off")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "asked"
