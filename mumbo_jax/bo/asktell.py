@@ -406,7 +406,8 @@ class AskTell:
         k_fit, k_gstar, k_max = keys
         pad = lambda a: np.concatenate([np.asarray(a), np.zeros((size - a.shape[0],) + a.shape[1:])])
         grown = kernel.Buffers(*map(pad, buffers))
-        post = kernel.fit_stage(self.settings, self.task, grown, params, k_fit, True, True)
+        # refit False: the same program (refit is a traced branch), without running a refit
+        post = kernel.fit_stage(self.settings, self.task, grown, params, k_fit, False, False)
         gstar = kernel.gstar_stage(self.settings, self.task, post, k_gstar)
         prop = kernel.maximise_stage(self.settings, self.task, post, gstar, k_max, cost, kernel.as_count(self.n_design))
         rec = self.settings.recommendation

@@ -267,7 +267,7 @@ def _warm_up(stages: _Stages, state, size: int, lead: int, keys, noise_keys, bat
     results are thrown away."""
     k_fit, k_gstar, k_max = keys
     grown = kernel.grow(state, size, lead)
-    post = stages.fit(grown, k_fit, True, True)
+    post = stages.fit(grown, k_fit, False, False)  # the same program as a refit's (a traced branch), run cheaply
     stages.score(post, grown.buffers)
     gstar = stages.gstar(post, k_gstar)
     prop = stages.maximise(post, gstar, k_max, grown)
