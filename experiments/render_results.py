@@ -730,17 +730,21 @@ def render_draws(root, rel=None):
 def render_prefetch(root, rel=None):
     """Compiling the next buffer size in the background, off against on: an ask/tell run
     with a waiting black box (``python experiments/performance/bench_prefetch.py --out
-    docs/data/compile/prefetch.json``) and a first ``mumbo-jax run hartmann3 --seeds 1``
+    docs/data/compile/prefetch.json``, then ``prefetch_repeat.json``) and a first ``mumbo-jax run hartmann3 --seeds 1``
     (``python experiments/performance/cold_run_split.py --prefetch off|on --rerun``)."""
-    data = _load(root, "docs/data/compile/prefetch.json")
+    runs = [_load(root, f"docs/data/compile/{name}.json") for name in ("prefetch", "prefetch_repeat")]
+    data = runs[0]
     lines = [f"Ask/tell on {data['problem']}, {data['evals']} BO evaluations, the black box waiting "
-             f"{data['sleep_s']:g} s after its formula, an empty cache, {data['cpu_count']} cores; the same decisions: "
-             f"{'yes' if data['same_decisions'] else 'no'}.", "",
-             "| background compile | wall | inside ask() | first ask at each buffer size | longest ask |",
-             "|---|---|---|---|---|"]
-    for r in data["rows"]:
-        first = ", ".join(f"{b} rows {v:.1f} s" for b, v in r["first_ask_per_buffer_s"].items())
-        lines.append(f"| {r['prefetch']} | {r['wall_s']:.0f} s | {r['ask_s']:.1f} s | {first} | {r['longest_ask_s']:.1f} s |")
+             f"{data['sleep_s']:g} s after its formula, an empty cache, {data['cpu_count']} cores, two runs of the "
+             f"command; the same decisions with and without: "
+             f"{'yes' if all(r['same_decisions'] for r in runs) else 'no'}.", "",
+             "| run | background compile | wall | inside ask() | first ask at each buffer size | longest ask |",
+             "|---|---|---|---|---|---|"]
+    for i, run in enumerate(runs, 1):
+        for r in run["rows"]:
+            first = ", ".join(f"{b} rows {v:.1f} s" for b, v in r["first_ask_per_buffer_s"].items())
+            lines.append(f"| {i} | {r['prefetch']} | {r['wall_s']:.0f} s | {r['ask_s']:.1f} s | {first} | "
+                         f"{r['longest_ask_s']:.1f} s |")
     lines += ["", "`mumbo-jax run hartmann3 --seeds 1`, an empty cache, 2 cores; \"lost\": the wall time minus that of "
               "the same run again in the process, every program compiled:", "",
               "| background compile | wall | again, compiled | lost to compiling | compiling on the run's thread | "
