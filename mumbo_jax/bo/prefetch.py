@@ -8,7 +8,9 @@ background thread, so the compilation overlaps the decisions made at this size a
 above all, the black box's evaluations. When the run reaches that size, JAX finds the
 programs compiled (the driver first waits for the warm-up to end, so a program is
 never compiled twice). The programs are the same, so the decisions are the same to
-the last bit; the warm-up's results are thrown away.
+the last bit; the warm-up's results are thrown away. Ask/tell also compiles the first BO
+step's programs while the initial design is evaluated (on the design's points with
+stand-in values: the programs depend on the shapes only).
 
 What it costs: the background compile takes CPU time and, while it traces, Python's
 lock, so the decisions made meanwhile run slower. It pays where the process waits for a
@@ -95,6 +97,7 @@ class Prefetcher:
                 _log.debug("mumbo-jax: compiling buffer size %d in the background failed: %r", size, err)
 
         self._size = size
+        _threads[:] = [t for t in _threads if t.is_alive()]
         self._thread = threading.Thread(target=body, name=f"mumbo-jax-compile-{size}", daemon=True)
         _threads.append(self._thread)
         self._thread.start()
