@@ -70,6 +70,21 @@ def test_a_size_is_prefetched_only_if_the_run_can_reach_it(free, q, evals_left, 
     assert compiled._reaches(free, q, evals_left, budget_left, cheapest) is expected
 
 
+@pytest.fixture()
+def traces():
+    """Tracing events on the main thread while the test runs: a program the run had to
+    build itself."""
+    seen = []
+
+    def listen(event, duration, **_):
+        if event == "/jax/core/compile/jaxpr_trace_duration" and threading.current_thread() is threading.main_thread():
+            seen.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    yield seen
+    jax.monitoring.unregister_event_duration_listener(listen)
+
+
 def _told(opt, prob, n, seed=0):
     rng = np.random.default_rng(seed)
     for x in rng.uniform(size=(n, prob.dim)):
@@ -77,16 +92,11 @@ def _told(opt, prob, n, seed=0):
         opt.tell(x, z, float(problems.objective(prob, jax.numpy.asarray(x), z)))
 
 
-def test_asktell_finds_the_next_size_compiled_and_decides_the_same():
+def test_asktell_finds_the_next_size_compiled_and_decides_the_same(traces):
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
     jax.clear_caches()  # no program of this test's sizes in memory from an earlier test
     opts = {on: AskTell(task, FAST, seed=4, prefetch=on) for on in (True, False)}  # with it first
-    traces = []  # tracing on the main thread: a program the run had to build itself
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **_: traces.append(event)
-        if event == "/jax/core/compile/jaxpr_trace_duration" and threading.current_thread() is threading.main_thread()
-        else None)
     proposals = {}
     for on, opt in opts.items():
         _told(opt, prob, 30)
@@ -111,15 +121,10 @@ def test_asktell_finds_the_next_size_compiled_and_decides_the_same():
     assert ar[1:] == br[1:]
 
 
-def test_the_first_bo_step_is_compiled_while_the_design_is_evaluated():
+def test_the_first_bo_step_is_compiled_while_the_design_is_evaluated(traces):
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
     jax.clear_caches()  # no program of this test in memory from an earlier test
-    traces = []
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **_: traces.append(event)
-        if event == "/jax/core/compile/jaxpr_trace_duration" and threading.current_thread() is threading.main_thread()
-        else None)
     firsts = {}
     for on in (True, False):
         opt = AskTell(task, FAST, seed=6, prefetch=on)

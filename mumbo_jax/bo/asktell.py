@@ -380,7 +380,7 @@ class AskTell:
         # here (a short session that never gets near it compiles nothing); the sequential
         # decision's: with evaluations pending, the fit and the recommendation are among them
         if not presumed and 2 * (rows - n_rows) <= size - rows:
-            self._prefetcher.start(size, functools.partial(self._warm_up, buffers, size, post.params,
+            self._prefetcher.start(size, functools.partial(self._warm_up, buffers, n_rows, size, post.params,
                                                            (k_fit, k_gstar, k_max), cost))
         return np.asarray(prop.x), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
 
@@ -395,17 +395,17 @@ class AskTell:
         z = np.asarray([z for _, z in self.design], float)
         stand_in = np.random.default_rng(0).standard_normal(self.n_design)
         size = kernel.buffer_size(self.n_design)
-        buffers = kernel.pad_buffers(x, z, stand_in, size)
-        self._prefetcher.start(size, functools.partial(self._warm_up, buffers, size, self.params,
+        buffers = kernel.Buffers(x, z, stand_in, np.ones(self.n_design))
+        self._prefetcher.start(size, functools.partial(self._warm_up, buffers, self.n_design, size, self.params,
                                                        kernel.step_keys(self.loop_key, 0), None))
 
-    def _warm_up(self, buffers: kernel.Buffers, size: int, params, keys, cost):
+    def _warm_up(self, buffers: kernel.Buffers, n_rows: int, size: int, params, keys, cost):
         """The programs of one ask and of :meth:`recommendation` at buffer ``size``
-        (:mod:`mumbo_jax.bo.prefetch`), called once on ``buffers`` padded to it, with
-        arguments of the kinds :meth:`_propose` passes; the results are thrown away."""
+        (:mod:`mumbo_jax.bo.prefetch`), called once on the first ``n_rows`` of ``buffers``
+        padded to it, with arguments of the kinds :meth:`_propose` passes; the results
+        are thrown away."""
         k_fit, k_gstar, k_max = keys
-        pad = lambda a: np.concatenate([np.asarray(a), np.zeros((size - a.shape[0],) + a.shape[1:])])
-        grown = kernel.Buffers(*map(pad, buffers))
+        grown = kernel.pad_buffers(*(np.asarray(a)[:n_rows] for a in buffers[:3]), size)
         # refit False: the same program (refit is a traced branch), without running a refit
         post = kernel.fit_stage(self.settings, self.task, grown, params, k_fit, False, False)
         gstar = kernel.gstar_stage(self.settings, self.task, post, k_gstar)

@@ -276,12 +276,14 @@ def _warm_up(stages: _Stages, state, size: int, lead: int, keys, noise_keys, bat
 
 
 def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batched, min_buffer,
-               hist: dict, clock: StepClock, progress, layout=None, n_real=None, prefetcher=None, cheapest=0.0):
+               hist: dict, clock: StepClock, progress, layout=None, n_real=None, prefetcher: Prefetcher | None = None,
+               cheapest=0.0):
     """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``.
     ``layout``: a seed sharding for the lock-step inputs; ``n_real``: rows from which on
     the seeds only pad the batch to the mesh (not reported). ``prefetcher``: compiles
     the next buffer size in the background (:mod:`mumbo_jax.bo.prefetch`) where the
     run can reach it (``cheapest``: the lowest cost of an evaluation)."""
+    prefetcher = prefetcher or Prefetcher(False)
     keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
     if layout is not None:
         keys = sharding.put(keys, layout)
@@ -301,13 +303,12 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
         e = t * q  # evaluations made before this step
         while n0 + e + q > size:  # too few free rows: the next buffer size (compiled once per size)
             size = kernel.buffer_size(size, min_buffer)
-            if prefetcher is not None:
-                prefetcher.wait(size)  # its programs may be compiling in the background
+            prefetcher.wait(size)  # its programs may be compiling in the background
             state = kernel.grow(state, size, lead)
             if progress is not None:
                 progress(History(**hist))
         k_fit, k_gstar, k_max = split(loop_keys, t)
-        if prefetcher is not None and prefetcher.on and not prefetcher.busy:
+        if prefetcher.on and not prefetcher.busy:
             nxt = kernel.buffer_size(size, min_buffer)
             if _reaches(size - (n0 + e), q, max_evals - e, budget - spent[running].min(), cheapest):
                 prefetcher.start(nxt, functools.partial(_warm_up, stages, state, nxt, lead, (k_fit, k_gstar, k_max),
