@@ -185,25 +185,34 @@ def _safe_score(alpha, cost):
     return jnp.where(jnp.isfinite(score), score, -jnp.inf)
 
 
-def polish(objective, v0, n_steps, learning_rate):
+def polish(objective, v0, n_steps, learning_rate, has_aux=False):
     """Projected Adam on the unit cube minimising ``objective(v)`` from ``v0``; returns
-    the best point visited and its value (Adam need not decrease monotonically)."""
+    the best point visited and its value (Adam need not decrease monotonically), and with
+    ``has_aux`` (``objective`` returns ``(value, aux)``) the aux at that point as well.
+
+    The ``n_steps + 1`` points visited (the start, then each step's) are each evaluated
+    once, by the gradient's own forward pass: the objective is traced once, not again for
+    the last point (a smaller program to compile; the last step's update is unused)."""
     opt = optax.adam(learning_rate)
+    fun = objective if has_aux else (lambda v: (objective(v), ()))
+    value_and_grad = jax.value_and_grad(fun, has_aux=True)
 
     def step(carry, _):
-        v, state, best_v, best_val = carry
-        val, grad = jax.value_and_grad(objective)(v)
+        v, state, best_v, best_val, best_aux = carry
+        (val, aux), grad = value_and_grad(v)
         grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
         better = val < best_val
         best_v, best_val = jnp.where(better, v, best_v), jnp.where(better, val, best_val)
+        best_aux = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), aux, best_aux)
         updates, state = opt.update(grad, state, v)
         v = optax.projections.projection_box(optax.apply_updates(v, updates), 0.0, 1.0)
-        return (v, state, best_v, best_val), None
+        return (v, state, best_v, best_val, best_aux), None
 
-    init = (v0, opt.init(v0), v0, jnp.inf)
-    (v, _, best_v, best_val), _ = jax.lax.scan(step, init, None, length=n_steps)
-    val = objective(v)
-    return jnp.where(val < best_val, v, best_v), jnp.minimum(val, best_val)
+    aux_shape = jax.eval_shape(fun, v0)[1]
+    aux0 = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aux_shape)
+    init = (v0, opt.init(v0), v0, jnp.asarray(jnp.inf, v0.dtype), aux0)
+    (_, _, best_v, best_val, best_aux), _ = jax.lax.scan(step, init, None, length=n_steps + 1)
+    return (best_v, best_val, best_aux) if has_aux else (best_v, best_val)
 
 
 LOCAL_SCALES = (0.1, 0.03, 0.01, 0.003)  # sd of the local candidates, fractions of the box's width
@@ -239,8 +248,9 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         u = near_anchors(key, u, (anchors - lo) / width, local_frac, stream=2)
     to_x = lambda u: lo + width * u
 
-    def neg_score(x, z):  # one point: x [d], z scalar
-        return -_safe_score(acquisition(x[None], z[None]), space.cost(z[None]))[0]
+    def neg_score(x, z):  # one point: x [d], z scalar -> (-alpha / cost, alpha)
+        alpha = acquisition(x[None], z[None])
+        return -_safe_score(alpha, space.cost(z[None]))[0], alpha[0]
 
     if space.n_fidelities is not None:
         fids = space.fidelities
@@ -253,8 +263,8 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         _, idx = jax.lax.top_k(scores.reshape(-1), n_starts)
         start_u, start_z = u[idx % n_candidates], fids[idx // n_candidates]
         # z stays fixed while x is polished
-        best_u, vals = jax.vmap(lambda v0, z: polish(lambda v: neg_score(to_x(v), z), v0, n_steps,
-                                                      learning_rate))(start_u, start_z)
+        best_u, vals, alphas = jax.vmap(lambda v0, z: polish(lambda v: neg_score(to_x(v), z), v0, n_steps,
+                                                              learning_rate, has_aux=True))(start_u, start_z)
         i = jnp.argmin(vals)
         x, z = to_x(best_u[i]), start_z[i]
     else:
@@ -265,12 +275,12 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
         _, idx = jax.lax.top_k(scores, n_starts)
         starts = jnp.concatenate([u[idx], zu[idx, None]], axis=1)  # [S, d + 1] on the unit cube
         # z is one more bounded coordinate
-        best_v, vals = jax.vmap(lambda v0: polish(lambda v: neg_score(to_x(v[:d]), to_z(v[d])), v0, n_steps,
-                                                   learning_rate))(starts)
+        best_v, vals, alphas = jax.vmap(lambda v0: polish(lambda v: neg_score(to_x(v[:d]), to_z(v[d])), v0,
+                                                           n_steps, learning_rate, has_aux=True))(starts)
         i = jnp.argmin(vals)
         x, z = to_x(best_v[i, :d]), to_z(best_v[i, d])
 
-    alpha = acquisition(x[None], jnp.asarray(z)[None])[0]
+    alpha = alphas[i]  # the acquisition at the chosen point, from the polish's own evaluation
     return Proposal(x, z, alpha / space.cost(jnp.asarray(z)[None])[0], alpha)
 
 
