@@ -675,24 +675,54 @@ def render_icm_fit(root, rel=None):
     return "\n".join(lines) + "\n"
 
 
-def render_compile(root, rel=None):
-    """XLA compile per buffer size under XLA's default compile options and the library's
-    (``python experiments/performance/bench_compile.py --ns 40,300 --out ...``, the first
-    with ``MUMBO_JAX_XLA_OPTIONS=default``), and a cold run's share of compiling
-    (``python experiments/performance/cold_run_split.py``)."""
-    lines = ["| compile options | n | first ask (compiles) | trace + lower | XLA compile | of which the "
+def _compile_split_rows(root, first_column, files):
+    """Table lines of ``bench_compile.py`` records: one row per n of each (file, label)."""
+    lines = [f"| {first_column} | n | first ask (compiles) | trace + lower | XLA compile | of which the "
              "maximisation | of which the fit | warm ask |", "|---|---|---|---|---|---|---|---|"]
-    for name, label in (("compile_split_robust_xla_defaults.json", "XLA's defaults (`MUMBO_JAX_XLA_OPTIONS=default`)"),
-                        ("compile_split_robust_library_options.json", "the library's (fusion emitters off)"),
-                        ("compile_split_robust_large_n_algebra.json", "the library's, after the large-n algebra"),
-                        ("compile_split_robust_before_draws.json", "before the draws, on a slower machine"),
-                        ("compile_split_robust_draws.json", "Philox draws, used restarts, two fit traces (the slower machine)")):
+    for name, label in files:
         data = _load(root, f"docs/data/compile/{name}")
         for r in data["rows"]:
             programs = dict(r["programs"])
             lines.append(f"| {label} | {r['n']} | {r['cold_s']:.1f} s | {r['trace'] + r['lower']:.1f} s | "
                          f"{r['xla']:.1f} s | {programs.get('jit(_maximise)', 0):.1f} s | "
                          f"{programs.get('jit(_fit)', 0):.1f} s | {r['warm_s']:.3f} s |")
+    return lines
+
+
+def render_compile_polish(root, rel=None):
+    """The maximisation with fewer copies of the acquisition, one buffer size at a time
+    (``taskset -c 1 python experiments/performance/bench_compile.py --ns 40,300,1000 --reps 3
+    --set maximiser.gradient=exact|differences --out ...``; the first rows with the code before,
+    from a git worktree), and a cold run's share of compiling (``cold_run_split.py --rerun
+    --gradient exact|differences``)."""
+    lines = _compile_split_rows(root, "the polish", (
+        ("compile_split_robust_before_polish.json", "before: the acquisition traced 4 times per maximiser"),
+        ("compile_split_robust_polish_exact.json", "each point once, autodiff (the default)"),
+        ("compile_split_robust_polish_differences.json", "each point once, forward differences")))
+    lines += ["", "| first run | the polish | wall | again, compiled | lost to compiling | compiled (trace, lower, XLA) "
+              "| programs compiled | BO evaluations |", "|---|---|---|---|---|---|---|---|"]
+    for name, label in (("cold_run_split_hartmann3_prefetch_off.json", "before"),
+                        ("cold_run_split_hartmann3_exact.json", "each point once, autodiff (the default)"),
+                        ("cold_run_split_hartmann3_differences.json", "each point once, forward differences")):
+        r = _load(root, f"docs/data/compile/{name}")
+        lines.append(f"| `mumbo-jax run {r['config']} --seeds {r['seeds']}` | {label} | {r['wall_s']:.1f} s | "
+                     f"{r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s ({100 * r['lost_share']:.0f} %) | "
+                     f"{r['compile_s']:.1f} s | {r['programs_compiled']} | "
+                     f"{', '.join(str(v) for v in r['bo_evaluations'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_compile(root, rel=None):
+    """XLA compile per buffer size under XLA's default compile options and the library's
+    (``python experiments/performance/bench_compile.py --ns 40,300 --out ...``, the first
+    with ``MUMBO_JAX_XLA_OPTIONS=default``), and a cold run's share of compiling
+    (``python experiments/performance/cold_run_split.py``)."""
+    lines = _compile_split_rows(root, "compile options", (
+        ("compile_split_robust_xla_defaults.json", "XLA's defaults (`MUMBO_JAX_XLA_OPTIONS=default`)"),
+        ("compile_split_robust_library_options.json", "the library's (fusion emitters off)"),
+        ("compile_split_robust_large_n_algebra.json", "the library's, after the large-n algebra"),
+        ("compile_split_robust_before_draws.json", "before the draws, on a slower machine"),
+        ("compile_split_robust_draws.json", "Philox draws, used restarts, two fit traces (the slower machine)")))
     lines += ["", "| first run | compile options | buffers | wall | compiling | share | programs compiled | "
               "BO evaluations |", "|---|---|---|---|---|---|---|---|"]
     growth = {"steps": "steps of 32 rows (the library's)", "doubling": "32, 64, 128, ... rows (experiment)"}
@@ -819,7 +849,8 @@ def render_bench_linalg(root, rel):
 STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "short first step and ftol"},
                 "warm_iter": {"ten": "10 warm iterations", "five": "5 warm iterations"},
                 "draws": {"threefry": "the code before", "philox": "Philox draws, two fit traces"},
-                "draws_unreliable": {"threefry": "the code before", "philox": "Philox draws, two fit traces"}}
+                "draws_unreliable": {"threefry": "the code before", "philox": "Philox draws, two fit traces"},
+                "polish_gradient": {"exact": "autodiff", "differences": "forward differences"}}
 
 
 def render_paired_seed_study(root, study):
@@ -856,7 +887,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit, "compile": render_compile, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
+             "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
              "botorch_mfmes": render_botorch_mfmes}
 

@@ -61,13 +61,15 @@ def _best_random(acq, space, bounds, n, key):
 
 # the continuous fidelity's case under -m slow (~15 s of the default run); the default run
 # keeps its cost-value trade-off (test_continuous_fidelity_trades_cost_against_value)
-@pytest.mark.parametrize("name", ["hartmann3", pytest.param("currin_continuous", marks=pytest.mark.slow)])
-def test_maximiser_beats_100k_random_candidates(name, fixed_posterior):
+@pytest.mark.parametrize("name,gradient", [
+    ("hartmann3", "differences"), pytest.param("hartmann3", "exact", marks=pytest.mark.slow),
+    pytest.param("currin_continuous", "differences", marks=pytest.mark.slow)])
+def test_maximiser_beats_100k_random_candidates(name, gradient, fixed_posterior):
     prob, task, post, gstar = fixed_posterior(name)
     acq = jax.tree_util.Partial(mumbo_alpha, post, task.target, gstar)
     bounds = jnp.asarray(prob.bounds)
     prop = optimize.maximise(jax.random.PRNGKey(1), acq, bounds, task.space, n_candidates=2000, n_starts=8,
-                             **SEARCH)
+                             gradient=gradient, **SEARCH)
     best = _best_random(jax.jit(acq), task.space, bounds, 100_000, jax.random.PRNGKey(2))
     assert float(prop.score) >= best - 1e-9 * abs(best), (float(prop.score), best)
     # the reported score is the acquisition at the returned point over its cost
@@ -77,28 +79,31 @@ def test_maximiser_beats_100k_random_candidates(name, fixed_posterior):
     assert np.all(prop.x >= bounds[:, 0]) and np.all(prop.x <= bounds[:, 1])
 
 
-def test_maximiser_finds_known_optimum_and_respects_costs():
+@pytest.mark.parametrize("gradient", optimize.GRADIENTS)
+def test_maximiser_finds_known_optimum_and_respects_costs(gradient):
     centre = jnp.asarray([0.3, -1.2])
 
     def acq(x, z):  # peak 2 at the centre for fidelity 0, 1.5 elsewhere; costs 4 and 1
         return jnp.where(z == 0, 2.0, 1.5) * jnp.exp(-jnp.sum((x - centre) ** 2, axis=-1))
 
     bounds = jnp.asarray([[0.0, 1.0], [-2.0, 2.0]])
-    prop = optimize.maximise(jax.random.PRNGKey(0), acq, bounds, optimize.discrete_fidelities([4.0, 1.0]), **SEARCH)
+    prop = optimize.maximise(jax.random.PRNGKey(0), acq, bounds, optimize.discrete_fidelities([4.0, 1.0]),
+                             gradient=gradient, **SEARCH)
     assert int(prop.z) == 1  # 1.5 / 1 beats 2 / 4
     np.testing.assert_allclose(prop.x, centre, atol=1e-3)
     np.testing.assert_allclose(float(prop.score), 1.5, rtol=1e-5)
     # a corner optimum is reached by the box projection
     prop = optimize.maximise(jax.random.PRNGKey(0), lambda x, z: x[:, 0] - x[:, 1], bounds,
-                             optimize.discrete_fidelities([1.0]), **SEARCH)
+                             optimize.discrete_fidelities([1.0]), gradient=gradient, **SEARCH)
     np.testing.assert_allclose(prop.x, [1.0, -2.0], atol=1e-12)
 
 
-def test_continuous_fidelity_trades_cost_against_value():
+@pytest.mark.parametrize("gradient", optimize.GRADIENTS)
+def test_continuous_fidelity_trades_cost_against_value(gradient):
     # alpha = z (more information at higher fidelity), cost = 0.1 + z^2: optimum z = sqrt(0.1)
     space = optimize.continuous_fidelity((0.0, 1.0), lambda z: 0.1 + z**2)
     prop = optimize.maximise(jax.random.PRNGKey(0), lambda x, z: z + 0.0 * x[:, 0], jnp.asarray([[0.0, 1.0]]),
-                             space, n_steps=200, learning_rate=0.02, boundary_frac=0.0)
+                             space, n_steps=200, learning_rate=0.02, boundary_frac=0.0, gradient=gradient)
     np.testing.assert_allclose(float(prop.z), np.sqrt(0.1), atol=5e-3)
 
 
@@ -111,6 +116,64 @@ def test_maximiser_rejects_bad_input():
     with pytest.raises(ValueError, match="n_starts"):
         optimize.maximise(jax.random.PRNGKey(0), acq, jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
                           n_candidates=4, n_starts=8)
+    with pytest.raises(ValueError, match="gradient must be one of"):
+        optimize.maximise(jax.random.PRNGKey(0), acq, jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
+                          gradient="numeric")
+    with pytest.raises(ValueError, match="gradient"):
+        optimize.MaximiserSettings(gradient="numeric")
+
+
+@pytest.mark.parametrize("gradient", optimize.GRADIENTS)
+def test_polish_reaches_a_quadratic_minimum_inside_and_on_a_face(gradient):
+    """Projected Adam on sum w (v - c)^2 with c[0] inside the cube and c[1] beyond its
+    upper face: the minimum over the cube is (c[0], 1), closed form. The forward
+    differences step backwards at the face (a forward step would leave the cube)."""
+    c, w = jnp.asarray([0.37, 1.4]), jnp.asarray([1.0, 3.0])
+
+    def objective(v):
+        return jnp.sum(w * (v - c) ** 2), 2.0 * v  # the aux: anything that depends on v
+
+    v, val, aux = optimize.polish(objective, jnp.asarray([0.9, 0.1]), 400, 0.02, has_aux=True, gradient=gradient)
+    np.testing.assert_allclose(v, [0.37, 1.0], atol=2e-3)
+    np.testing.assert_allclose(float(val), float(objective(v)[0]), rtol=1e-12)
+    np.testing.assert_allclose(aux, 2.0 * v, rtol=0)  # the aux of the best point, not of the last
+    # no step: the start, evaluated
+    v0 = jnp.asarray([0.5, 0.5])
+    v, val = optimize.polish(lambda v: objective(v)[0], v0, 0, 0.02, gradient=gradient)
+    np.testing.assert_array_equal(v, v0)
+    np.testing.assert_allclose(float(val), float(objective(v0)[0]), rtol=1e-14)
+
+
+def test_polish_differences_follow_the_exact_gradient():
+    """One Adam step from the same start moves the same way under both gradients: Adam's
+    first step is lr * g / |g| per coordinate, so the two agree to the differences'
+    relative error (~1e-6 here), and a wrong sign or scale would move it by ~lr."""
+    c = jnp.asarray([0.2, 0.8, 0.5])
+    f = lambda v: jnp.sum(jnp.sin(3.0 * v) * (v - c) ** 2) + v[0] * v[1]
+    v0 = jnp.asarray([0.6, 0.3, 0.9])
+    # one step: the start and the point after one update are both evaluated; the best is
+    # the updated one when the step descends (checked against the start's value)
+    exact = optimize.polish(f, v0, 1, 0.01, gradient="exact")[0]
+    diff = optimize.polish(f, v0, 1, 0.01, gradient="differences")[0]
+    assert float(f(exact)) < float(f(v0))
+    np.testing.assert_allclose(diff, exact, atol=1e-8)
+    np.testing.assert_allclose(exact, v0 - 0.01 * np.sign(jax.grad(f)(v0)), atol=1e-7)
+
+
+def test_differences_compile_a_smaller_maximiser(fixed_posterior):
+    """The reason for the default: with forward differences the maximisation's program
+    holds one copy of the acquisition (no reverse pass), and so fewer operations."""
+    prob, task, post, gstar = fixed_posterior("hartmann3")
+    acq = jax.tree_util.Partial(mumbo_alpha, post, task.target, gstar)
+    bounds = jnp.asarray(prob.bounds)
+
+    def size(gradient):
+        jaxpr = jax.make_jaxpr(lambda k, b: optimize.maximise(k, acq, b, task.space, gradient=gradient))(
+            jax.random.PRNGKey(0), bounds)
+        text = str(jaxpr)
+        return text.count(" = ")
+
+    assert size("differences") < 0.8 * size("exact")
 
 
 def test_mumbo_is_differentiable_in_x_everywhere(fixed_posterior):

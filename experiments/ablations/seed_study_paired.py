@@ -9,6 +9,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py warm_iter [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py draws [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py draws_unreliable [--seeds 20] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py polish_gradient [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -36,6 +37,9 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   worktree: jax.random's threefry): the default rule on Currin, Hartmann-3 and Borehole,
   at most 60 evaluations. Other random numbers, so the runs part early;
   ``draws_unreliable``: the same on the unreliable suite.
+* ``polish_gradient``: the maximiser's polish on forward differences (``maximiser.gradient =
+  "differences"``: a smaller program to compile) against autodiff (``"exact"``, the
+  default): the default rule on Currin, Hartmann-3 and Borehole, at most 60 evaluations.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -94,6 +98,10 @@ STUDIES = {
     # jax.random's threefry: the code before (a worktree) against this tree's
     "draws": _code_before(PAPER, "612c945", "threefry", "philox"),
     "draws_unreliable": _code_before(UNRELIABLE, "612c945", "threefry", "philox"),
+    # the polish's gradient by forward differences against autodiff (the default)
+    "polish_gradient": dict(problems=PAPER, max_evals=60, variants={
+        "exact": ({}, ["--maximiser", json.dumps({"gradient": "exact"})]),
+        "differences": ({}, ["--maximiser", json.dumps({"gradient": "differences"})])}),
 }
 
 

@@ -2,12 +2,13 @@
 and how much of a process's memory-map budget they take.
 
     taskset -c 1 python experiments/performance/bench_compile.py [--strategy robust] [--ns 20,40,70]
-        [--out docs/data/compile_split.json]
+        [--reps 1] [--set maximiser.gradient=exact] [--out docs/data/compile_split.json]
 
 For each n (a fresh process state per n is not needed: each n is a new buffer size) an
 :class:`mumbo_jax.bo.asktell.AskTell` (Hartmann-3, the design of
 ``bench_decision.design``, default settings but ``--strategy``) is told n points and asked
-once cold (compiling) and once warm. Prints, per n: the cold and warm ask in seconds, JAX's
+once cold (compiling) and then warm (the median of ``--reps`` asks; ``--set RECORD.FIELD=VALUE``
+changes one setting, as in ``bench_decision.py``). Prints, per n: the cold and warm ask in seconds, JAX's
 tracing / lowering / XLA-compile seconds (``jax.monitoring`` durations), the XLA compile
 seconds of each program over 0.3 s (``jax_log_compiles``), and the memory maps the
 process gained (``/proc/self/maps``; see :mod:`mumbo_jax.bo.programs`). The persistent
@@ -26,6 +27,8 @@ import pathlib
 import re
 import sys
 import time
+
+import numpy as np
 
 os.environ["MUMBO_JAX_CACHE"] = "off"
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
@@ -69,16 +72,26 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--strategy", default="robust")
     ap.add_argument("--ns", default="20,40,70")
+    ap.add_argument("--reps", type=int, default=1, help="warm asks per n (their median is reported)")
+    ap.add_argument("--set", action="append", default=[], metavar="RECORD.FIELD=VALUE")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     jax.monitoring.register_event_duration_secs_listener(_on_duration)
     logging.getLogger("jax").addHandler(_CompileLog())
     logging.getLogger("jax").setLevel(logging.WARNING)
     ns = [int(v) for v in args.ns.split(",")]
+    overrides: dict = {}
+    for kv in args.set:
+        key, value = kv.split("=", 1)
+        if key.count(".") != 1:
+            ap.error(f"--set {kv}: expected RECORD.FIELD=VALUE (a field of a BOSettings record)")
+        record, name = key.split(".")
+        overrides.setdefault(record, {})[name] = bench_decision._value(value)
+    settings = BOSettings(strategy=args.strategy, **overrides)
     task, x, z, y = bench_decision.design(max(ns))
     rows = []
     for n in ns:
-        opt = asktell.AskTell(task, BOSettings(strategy=args.strategy), seed=0)
+        opt = asktell.AskTell(task, settings, seed=0)
         for i in range(n):
             opt.tell(x[i], int(z[i]), float(y[i]))
         _durations.clear(), _programs.clear()
@@ -87,9 +100,12 @@ def main(argv=None):
         proposal = opt.ask()
         cold = time.perf_counter() - t0
         opt.cancel(*proposal)
-        t0 = time.perf_counter()
-        opt.ask()
-        warm = time.perf_counter() - t0
+        warms = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            opt.cancel(*opt.ask())
+            warms.append(time.perf_counter() - t0)
+        warm = float(np.median(warms))
         maps1 = programs.maps_in_use()
         row = dict(n=n, cold_s=round(cold, 2), warm_s=round(warm, 3), **{k: round(v, 2) for k, v in _durations.items()},
                    programs=list(_programs), maps_added=None if maps0 is None else maps1 - maps0)
@@ -100,7 +116,7 @@ def main(argv=None):
             print(f"    {s:6.2f} s  {name}")
     if args.out:
         pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        pathlib.Path(args.out).write_text(json.dumps(dict(strategy=args.strategy, rows=rows,
+        pathlib.Path(args.out).write_text(json.dumps(dict(strategy=args.strategy, sets=args.set, reps=args.reps, rows=rows,
                                                           xla_flags=os.environ.get("XLA_FLAGS")), indent=1) + "\n")
 
 

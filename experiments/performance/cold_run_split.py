@@ -3,7 +3,8 @@ process with an empty persistent compilation cache, JAX's tracing, lowering and 
 compile seconds summed from ``jax.monitoring`` against the run's wall time.
 
     taskset -c 1 python experiments/performance/cold_run_split.py [--config hartmann3] [--seeds 1]
-        [--growth steps|doubling] [--out docs/data/cold_run_split.json]
+        [--growth steps|doubling] [--prefetch auto|on|off] [--rerun] [--gradient differences|exact]
+        [--out docs/data/cold_run_split.json]
 
 Prints the wall seconds, the compile seconds (trace / lower / XLA), their share of the wall
 time, the number of programs XLA compiled and the BO evaluations per seed. The cache
@@ -13,7 +14,8 @@ core: compile seconds scale with the load.
 
 ``--growth doubling`` is an experiment, not a library setting: buffers of 32, 64, 128, ...
 rows (powers of two) in place of the library's steps of 32 rows, so a run compiles fewer
-buffer sizes and each decision pays for up to twice its rows in the fit.
+buffer sizes and each decision pays for up to twice its rows in the fit. ``--gradient``
+runs a copy of the config with ``maximiser.gradient`` set.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def main(argv=None):
                     help="MUMBO_JAX_PREFETCH: compile the next buffer size in the background (auto: with 2+ cores)")
     ap.add_argument("--rerun", action="store_true",
                     help="run again in the same process (every program compiled) to measure what compiling cost")
+    ap.add_argument("--gradient", choices=("differences", "exact"), default=None,
+                    help="the maximiser's polish gradient (maximiser.gradient; default: the config's)")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
 
@@ -53,6 +57,16 @@ def main(argv=None):
     os.environ["MUMBO_JAX_CACHE"] = str(work / "xla")  # empty: a first run
     os.environ["MUMBO_JAX_PREFETCH"] = args.prefetch
     from mumbo_jax.run import cli
+    from mumbo_jax.run.config import find_config
+
+    config = args.config
+    if args.gradient:  # a copy of the config with maximiser.gradient set
+        text = find_config(args.config).read_text()
+        if "[settings.maximiser]\n" not in text:
+            text += "\n[settings.maximiser]\n"
+        text = text.replace("[settings.maximiser]\n", f'[settings.maximiser]\ngradient = "{args.gradient}"\n', 1)
+        config = str(work / f"{pathlib.Path(args.config).stem}.toml")
+        pathlib.Path(config).write_text(text)
 
     cli.deterministic_xla_flags()  # before JAX starts, as the command does
     import jax
@@ -93,7 +107,7 @@ def main(argv=None):
     logging.getLogger("jax").propagate = False  # the compile log is counted, not printed
     out = work / "run"
     t0 = time.perf_counter()
-    code = cli.main(["run", args.config, "--seeds", str(args.seeds), "--out", str(out)])
+    code = cli.main(["run", config, "--seeds", str(args.seeds), "--out", str(out)])
     wall = time.perf_counter() - t0
     if code != 0:
         raise SystemExit(f"the run failed with exit code {code}")
@@ -107,14 +121,14 @@ def main(argv=None):
                      background_xla_s=round(background["xla"], 1))
     if args.rerun:  # the same run with every program in memory: wall minus this is what compiling cost
         t1 = time.perf_counter()
-        if cli.main(["run", args.config, "--seeds", str(args.seeds), "--out", str(work / "rerun")]) != 0:
+        if cli.main(["run", config, "--seeds", str(args.seeds), "--out", str(work / "rerun")]) != 0:
             raise SystemExit("the rerun failed")
         warm = time.perf_counter() - t1
         rerun = json.loads((work / "rerun" / "results.json").read_text())
         extra.update(warm_wall_s=round(warm, 1), lost_to_compiling_s=round(wall - warm, 1),
                      lost_share=round((wall - warm) / wall, 3),
                      same_decisions=[s["evaluations"] for s in rerun["seeds"]] == [s["evaluations"] for s in result["seeds"]])
-    row = dict(config=args.config, seeds=args.seeds, growth=args.growth, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
+    row = dict(config=args.config, seeds=args.seeds, growth=args.growth, gradient=args.gradient, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
                compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},
                programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__, **extra,
                xla_flags=os.environ.get("XLA_FLAGS"),

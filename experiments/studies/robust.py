@@ -53,7 +53,7 @@ def _budget(problem: str, override: float | None = None) -> float:
 
 
 def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_evals: int, fast: bool,
-            budget: float | None = None, fit: dict | None = None) -> dict:
+            budget: float | None = None, fit: dict | None = None, maximiser: dict | None = None) -> dict:
     import jax
     jax.config.update("jax_enable_x64", True)
     import numpy as np
@@ -69,6 +69,8 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     levers = dict(maximiser={"n_candidates": 500, "polish_steps": 15}, fit={"max_iter": 30}) if fast else {}
     if fit:  # --fit: fields of the fit record for every strategy alike
         levers["fit"] = {**levers.get("fit", {}), **fit}
+    if maximiser:  # --maximiser: fields of the maximiser record for every strategy alike
+        levers["maximiser"] = {**levers.get("maximiser", {}), **maximiser}
     settings = BOSettings(strategy=strategy, recommendation={"rule": incumbent}, **levers)
     budget = _budget(problem, budget)
     clock = StepClock()
@@ -112,6 +114,7 @@ def _levers(settings) -> dict:
     m, f = settings.maximiser, settings.fit
     return {"n_candidates": m.n_candidates, "n_polish_steps": m.polish_steps, "fit_max_iter": f.max_iter,
             "fit_restarts": f.restarts, "boundary_frac": m.boundary_frac, "local_frac": m.local_frac,
+            "polish_gradient": m.gradient,
             **({"fit_warm_from": f.warm_from, "fit_cold_every": f.cold_every, "fit_warm_iter": f.warm_iter}
                if f.warm_from else {})}
 
@@ -164,6 +167,8 @@ def main(argv=None):
     ap.add_argument("--fast", action="store_true", help="cheaper maximiser and fit for every strategy alike")
     ap.add_argument("--fit", default="", help='fields of the fit record for every strategy alike, as JSON '
                                               '(e.g. \'{"warm_from": 60}\')')
+    ap.add_argument("--maximiser", default="", help='fields of the maximiser record for every strategy alike, as '
+                                                    'JSON (e.g. \'{"gradient": "exact"}\')')
     ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "robust"))
     ap.add_argument("--jobs", type=int, default=1, help="processes in parallel (one (problem, strategy) each)")
     ap.add_argument("--first", default="", help="strategies run on every problem before the others")
@@ -178,7 +183,8 @@ def main(argv=None):
         old = json.loads(path.read_text()) if path.exists() else None
         done = {r["seed"] for r in old["seeds"]} if old else set()
         rec = run_one(problem, strategy, [s for s in seeds if s not in done], args.incumbent, args.max_evals,
-                      args.fast, args.budget, json.loads(args.fit) if args.fit else None)
+                      args.fast, args.budget, json.loads(args.fit) if args.fit else None,
+                      json.loads(args.maximiser) if args.maximiser else None)
         if old:  # more seeds for a file already there: the same settings, the seeds appended
             same = ("incumbent_rule", "budget", "max_evals", "levers")
             if any(old[k] != rec[k] for k in same):
@@ -209,6 +215,7 @@ def main(argv=None):
     print(f"{len(jobs)} runs to do", flush=True)
     flags = ["--seeds", str(args.seeds), "--incumbent", args.incumbent, "--max-evals", str(args.max_evals),
              "--out", str(out)] + (["--fast"] if args.fast else []) + (["--fit", args.fit] if args.fit else []) + (
+        ["--maximiser", args.maximiser] if args.maximiser else []) + (
         ["--budget", str(args.budget)] if args.budget else [])
     running: list = []
     while jobs or running:
