@@ -691,7 +691,7 @@ def _compile_split_rows(root, first_column, files):
 
 def render_compile_polish(root, rel=None):
     """The maximisation with fewer copies of the acquisition, one buffer size at a time
-    (``taskset -c 1 python experiments/performance/bench_compile.py --ns 40,300,1000 --reps 3
+    (``taskset -c 1 python experiments/performance/bench_compile.py --ns 20,40,300,1000 --reps 3
     --set maximiser.gradient=exact|differences --out ...``; the first rows with the code before,
     from a git worktree), and a cold run's share of compiling (``cold_run_split.py --rerun
     --gradient exact|differences``)."""

@@ -60,8 +60,8 @@ class MaximiserSettings:
     gradient: str = knob("exact", "How the polish takes the acquisition's gradient: 'exact', automatic "
                          "differentiation; 'differences', forward differences from one batched evaluation of "
                          "d + 1 points: one copy of the acquisition in the program instead of its forward and "
-                         "reverse passes, about 2 s less to compile per buffer size, 3-14 % more per warm step "
-                         "below 1000 observations (docs/performance.md, Compilation).", choices=GRADIENTS)
+                         "reverse passes, about 1.5 s less to compile per buffer size, 5-14 % more per warm "
+                         "step below 1000 observations (docs/performance.md, Compilation).", choices=GRADIENTS)
 
     def __post_init__(self):
         knobs.check(self, "maximiser.")
