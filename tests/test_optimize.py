@@ -144,6 +144,16 @@ def test_polish_reaches_a_quadratic_minimum_inside_and_on_a_face(gradient):
     np.testing.assert_allclose(float(val), float(objective(v0)[0]), rtol=1e-14)
 
 
+@pytest.mark.parametrize("gradient", optimize.GRADIENTS)
+def test_polish_without_a_finite_value_returns_the_start(gradient):
+    v0 = jnp.asarray([0.25, 0.75])
+    for bad in (jnp.inf, jnp.nan):
+        v, val, aux = optimize.polish(lambda v: (jnp.sum(v) * bad, jnp.sum(v) * bad), v0, 5, 0.02, has_aux=True,
+                                      gradient=gradient)
+        np.testing.assert_array_equal(v, v0)
+        assert float(val) == np.inf and float(aux) == 0.0
+
+
 def test_polish_differences_follow_the_exact_gradient():
     """One Adam step from the same start moves the same way under both gradients: Adam's
     first step is lr * g / |g| per coordinate, so the two agree to the differences'

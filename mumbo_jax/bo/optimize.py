@@ -21,10 +21,9 @@ import dataclasses
 import functools
 from typing import Callable, NamedTuple
 
-__all__ = ["GRADIENTS", "DIFFERENCE_STEP", "MaximiserSettings", "Proposal", "FidelitySpace", "discrete_fidelities", "continuous_fidelity", "restrict",
-           "check_n_starts",
-           "check_candidate_fraction", "polish", "snap_to_faces", "LOCAL_SCALES", "near_anchors", "maximise",
-           "maximise_with"]
+__all__ = ["GRADIENTS", "DIFFERENCE_STEP", "MaximiserSettings", "Proposal", "FidelitySpace", "discrete_fidelities",
+           "continuous_fidelity", "restrict", "check_n_starts", "check_candidate_fraction", "polish", "snap_to_faces",
+           "LOCAL_SCALES", "near_anchors", "maximise", "maximise_with"]
 
 import jax
 import jax.numpy as jnp
@@ -199,7 +198,8 @@ def polish(objective, v0, n_steps, learning_rate, has_aux=False, gradient="exact
     """Projected Adam on the unit cube minimising ``objective(v)`` from ``v0`` (``[D]`` in
     [0, 1]); returns the best point visited and its value (Adam need not decrease
     monotonically), and with ``has_aux`` (``objective`` returns ``(value, aux)``) the aux
-    at that point as well.
+    at that point as well. Where no point has a value below ``inf`` (NaN or ``inf``
+    everywhere) that is ``v0``, ``inf`` and an aux of zeros: no NaN is passed on.
 
     The ``n_steps + 1`` points visited (the start, then each step's) are each evaluated
     once, with the gradient: the objective is not traced again for the last point (the
