@@ -695,20 +695,38 @@ def render_compile_polish(root, rel=None):
     --set maximiser.gradient=exact|differences --out ...``; the first rows with the code before,
     from a git worktree), and a cold run's share of compiling (``cold_run_split.py --rerun
     --gradient exact|differences``)."""
-    lines = _compile_split_rows(root, "the polish", (
+    lines = _compile_split_rows(root, "code", (
         ("compile_split_robust_before_polish.json", "before: the acquisition traced 4 times per maximiser"),
-        ("compile_split_robust_polish_exact.json", "each point once, autodiff (the default)"),
-        ("compile_split_robust_polish_differences.json", "each point once, forward differences")))
-    lines += ["", "| first run | the polish | wall | again, compiled | lost to compiling | compiled (trace, lower, XLA) "
+        ("compile_split_robust_polish_exact.json", "each point once, autodiff"),
+        ("compile_split_robust_polish_differences.json", "each point once, forward differences"),
+        ("compile_split_robust_base_block_128.json", "each point once, autodiff, direct forms to 128 rows (the default)")))
+    lines += ["", "| first run | code | wall | again, compiled | lost to compiling | compiled (trace, lower, XLA) "
               "| programs compiled | BO evaluations |", "|---|---|---|---|---|---|---|---|"]
     for name, label in (("cold_run_split_hartmann3_prefetch_off.json", "before"),
-                        ("cold_run_split_hartmann3_exact.json", "each point once, autodiff (the default)"),
-                        ("cold_run_split_hartmann3_differences.json", "each point once, forward differences")):
+                        ("cold_run_split_hartmann3_exact.json", "each point once, autodiff"),
+                        ("cold_run_split_hartmann3_differences.json", "each point once, forward differences"),
+                        ("cold_run_split_hartmann3_base_block_128.json",
+                         "each point once, autodiff, direct forms to 128 rows (the default)")):
         r = _load(root, f"docs/data/compile/{name}")
         lines.append(f"| `mumbo-jax run {r['config']} --seeds {r['seeds']}` | {label} | {r['wall_s']:.1f} s | "
                      f"{r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s ({100 * r['lost_share']:.0f} %) | "
                      f"{r['compile_s']:.1f} s | {r['programs_compiled']} | "
                      f"{', '.join(str(v) for v in r['bo_evaluations'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_base_block(root, rel=None):
+    """The blocked algebra with direct forms up to 64 rows and up to 128
+    (``taskset -c 1 python experiments/performance/bench_linalg.py --ns 320,1024,3072`` with
+    ``linalg.BASE_BLOCK`` at each value)."""
+    runs = {b: {r["rows"]: r for r in _load(root, f"docs/data/compile/bench_linalg_base_block_{b}.json")["rows"]}
+            for b in (64, 128)}
+    lines = ["| rows | objective + gradient, to 64 rows | to 128 rows | L^-1 K (512 points), to 64 rows | to 128 rows |",
+             "|---|---|---|---|---|"]
+    for n in sorted(runs[64]):
+        a, b = runs[64][n], runs[128][n]
+        lines.append(f"| {n} | {1e3 * a['objective_s']:.1f} ms | {1e3 * b['objective_s']:.1f} ms | "
+                     f"{1e3 * a['tri_matmul_s']:.1f} ms | {1e3 * b['tri_matmul_s']:.1f} ms |")
     return "\n".join(lines) + "\n"
 
 
@@ -850,7 +868,8 @@ STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "sho
                 "warm_iter": {"ten": "10 warm iterations", "five": "5 warm iterations"},
                 "draws": {"threefry": "the code before", "philox": "Philox draws, two fit traces"},
                 "draws_unreliable": {"threefry": "the code before", "philox": "Philox draws, two fit traces"},
-                "polish_gradient": {"exact": "autodiff", "differences": "forward differences"}}
+                "polish_gradient": {"exact": "autodiff", "differences": "forward differences"},
+                "base_block": {"b64": "direct forms to 64 rows", "b128": "direct forms to 128 rows"}}
 
 
 def render_paired_seed_study(root, study):
@@ -887,7 +906,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
+             "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "base_block": render_base_block, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
              "botorch_mfmes": render_botorch_mfmes}
 

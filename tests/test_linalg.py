@@ -21,7 +21,7 @@ def _spd(n, seed=0, noise=1e-4):
     return (1 + np.sqrt(5) * r + 5 * r ** 2 / 3) * np.exp(-np.sqrt(5) * r) + noise * np.eye(n)
 
 
-@pytest.mark.parametrize("n", [1, 7, 64, 65, 100, 160, 320])
+@pytest.mark.parametrize("n", [1, 7, 64, 65, 100, 128, 129, 160, 320])
 def test_inverses_match_numpy(n):
     K = _spd(n, seed=n)
     L = np.linalg.cholesky(K)

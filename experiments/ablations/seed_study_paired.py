@@ -10,6 +10,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py draws [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py draws_unreliable [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py polish_gradient [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py base_block [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -40,6 +41,10 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
 * ``polish_gradient``: the maximiser's polish on forward differences (``maximiser.gradient =
   "differences"``: a smaller program to compile) against autodiff (``"exact"``, the
   default): the default rule on Currin, Hartmann-3 and Borehole, at most 60 evaluations.
+* ``base_block``: the blocked algebra's direct forms up to 128 rows
+  (:data:`mumbo_jax.gp.linalg.BASE_BLOCK`) against 64 (the code before, a worktree): the
+  default rule on Currin, Hartmann-3 and Borehole, at most 60 evaluations (the same
+  numbers, rounded differently from 65 rows on).
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -102,6 +107,8 @@ STUDIES = {
     "polish_gradient": dict(problems=PAPER, max_evals=60, variants={
         "exact": ({}, ["--maximiser", json.dumps({"gradient": "exact"})]),
         "differences": ({}, ["--maximiser", json.dumps({"gradient": "differences"})])}),
+    # the blocked algebra's direct forms up to 128 rows against 64 (the code before, a worktree)
+    "base_block": _code_before(PAPER, "a514533", "b64", "b128"),
 }
 
 

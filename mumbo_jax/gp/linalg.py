@@ -28,7 +28,10 @@ from jax.scipy.linalg import solve_triangular
 
 __all__ = ["BASE_BLOCK", "TRI_MATMUL_BLOCK", "cholesky_symmetric", "tri_inv", "lower_gram", "tri_matmul"]
 
-BASE_BLOCK = 64  # blocks of at most this many rows use the direct forms
+# blocks of at most this many rows use the direct forms: 128 rather than 64 runs as fast (the
+# objective with its gradient 4.1, 95 and 1651 ms at 320, 1024 and 3072 rows against 4.1, 94
+# and 1626) and compiles a shallower recursion (the fit 3.6 s instead of 4.3 s at 320 rows)
+BASE_BLOCK = 128
 # tri_matmul splits only factors of more than 2 * this many rows: below that a plain
 # product is about as fast on one core and smaller to compile
 TRI_MATMUL_BLOCK = 128
