@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 import bench_decision  # noqa: E402
 
 from mumbo_jax.bo import asktell, programs  # noqa: E402
-from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
 # timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
@@ -80,14 +79,7 @@ def main(argv=None):
     logging.getLogger("jax").addHandler(_CompileLog())
     logging.getLogger("jax").setLevel(logging.WARNING)
     ns = [int(v) for v in args.ns.split(",")]
-    overrides: dict = {}
-    for kv in args.set:
-        key, value = kv.split("=", 1)
-        if key.count(".") != 1:
-            ap.error(f"--set {kv}: expected RECORD.FIELD=VALUE (a field of a BOSettings record)")
-        record, name = key.split(".")
-        overrides.setdefault(record, {})[name] = bench_decision._value(value)
-    settings = BOSettings(strategy=args.strategy, **overrides)
+    settings = bench_decision.settings_from_sets(args.set, ap.error, strategy=args.strategy)
     task, x, z, y = bench_decision.design(max(ns))
     rows = []
     for n in ns:

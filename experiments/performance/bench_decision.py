@@ -137,6 +137,23 @@ def _value(v: str):
     return {"true": True, "false": False}.get(v, v)
 
 
+def settings_from_sets(sets, error, **fields) -> BOSettings:
+    """``BOSettings(**fields)`` with each ``RECORD.FIELD=VALUE`` of ``sets`` applied (the flat
+    names of older runs, ``fit_restarts=4``, are read too); ``error(message)`` on a bad key."""
+    overrides, old = {}, old_keys()
+    for kv in sets:
+        key, value = kv.split("=", 1)
+        if "." in key:
+            record, name = key.split(".", 1)
+        elif key in old:
+            record, name = old[key]
+        else:
+            error(f"--set {key}: not RECORD.FIELD of BOSettings (a removed lever runs with the library at the git "
+                  "tag ablation-levers)")
+        overrides.setdefault(record, {})[name] = _value(value)
+    return BOSettings(**fields, **overrides)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ns", default="20,40,100,150,200,300")
@@ -159,18 +176,7 @@ def main(argv=None):
     ns = [int(v) for v in args.ns.split(",")]
     if min(ns) < 20:
         p.error("every n must be >= 20 (the design has 18 rows)")
-    overrides, old = {}, old_keys()
-    for kv in args.set:
-        key, value = kv.split("=", 1)
-        if "." in key:
-            record, name = key.split(".", 1)
-        elif key in old:
-            record, name = old[key]
-        else:
-            p.error(f"--set {key}: not RECORD.FIELD of BOSettings (a removed lever runs with the library at the git "
-                    "tag ablation-levers)")
-        overrides.setdefault(record, {})[name] = _value(value)
-    settings = BOSettings(**overrides)
+    settings = settings_from_sets(args.set, p.error)
     if args.objective == "tinygp":  # before any tracing
         fitting.neg_log_marginal = fitting.neg_log_marginal_reference
     if args.pow2_buffers:
