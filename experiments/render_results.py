@@ -870,6 +870,10 @@ STUDY_LABELS = {"warm_step": {"before": "the earlier warm refits", "after": "sho
                 "draws_unreliable": {"threefry": "the code before", "philox": "Philox draws, two fit traces"},
                 "polish_gradient": {"exact": "autodiff", "differences": "forward differences"},
                 "base_block": {"b64": "direct forms to 64 rows", "b128": "direct forms to 128 rows"}}
+STUDY_LABELS["polish_gradient_unreliable"] = STUDY_LABELS["polish_gradient"]
+STUDY_LABELS["base_block_unreliable"] = STUDY_LABELS["base_block"]
+STUDY_LABELS["polish_once"] = STUDY_LABELS["polish_once_unreliable"] = {
+    "before": "the code before", "once": "each point once, direct forms to 128 rows"}
 
 
 def render_paired_seed_study(root, study):

@@ -11,6 +11,10 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py draws_unreliable [--seeds 20] [--jobs 2]
     python experiments/ablations/seed_study_paired.py polish_gradient [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py base_block [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py polish_gradient_unreliable [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py base_block_unreliable [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py polish_once [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py polish_once_unreliable [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -45,6 +49,12 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   (:data:`mumbo_jax.gp.linalg.BASE_BLOCK`) against 64 (the code before, a worktree): the
   default rule on Currin, Hartmann-3 and Borehole, at most 60 evaluations (the same
   numbers, rounded differently from 65 rows on).
+* ``polish_gradient_unreliable``, ``base_block_unreliable``: the same two on the unreliable suite.
+* ``polish_once``: the polish evaluating each point once (its last point's value from the
+  gradient's forward pass, the final score from the polish) with the direct forms to 128
+  rows, against the code before both (a worktree): the default rule on Currin, Hartmann-3
+  and Borehole, at most 60 evaluations (the same numbers, rounded differently);
+  ``polish_once_unreliable``: the same on the unreliable suite.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -109,6 +119,12 @@ STUDIES = {
         "differences": ({}, ["--maximiser", json.dumps({"gradient": "differences"})])}),
     # the blocked algebra's direct forms up to 128 rows against 64 (the code before, a worktree)
     "base_block": _code_before(PAPER, "a514533", "b64", "b128"),
+    "polish_gradient_unreliable": dict(problems=UNRELIABLE, max_evals=60, variants={
+        "exact": ({}, ["--maximiser", json.dumps({"gradient": "exact"})]),
+        "differences": ({}, ["--maximiser", json.dumps({"gradient": "differences"})])}),
+    "base_block_unreliable": _code_before(UNRELIABLE, "a514533", "b64", "b128"),
+    "polish_once": _code_before(PAPER, "27a01b9", "before", "once"),
+    "polish_once_unreliable": _code_before(UNRELIABLE, "27a01b9", "before", "once"),
 }
 
 
