@@ -15,6 +15,8 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py base_block_unreliable [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py polish_once [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py polish_once_unreliable [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py lbfgs_once [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py lbfgs_once_unreliable [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -55,6 +57,11 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   rows, against the code before both (a worktree): the default rule on Currin, Hartmann-3
   and Borehole, at most 60 evaluations (the same numbers, rounded differently);
   ``polish_once_unreliable``: the same on the unreliable suite.
+* ``lbfgs_once``: the fit's L-BFGS with one evaluation site (:mod:`mumbo_jax.gp.lbfgs`,
+  a strong-Wolfe line search in the same loop) against optax's ``lbfgs()`` with its zoom
+  line search (the code before, a worktree): the default rule on Currin, Hartmann-3 and
+  Borehole, at most 60 evaluations (other fits, so the runs part early);
+  ``lbfgs_once_unreliable``: the same on the unreliable suite.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
@@ -125,6 +132,10 @@ STUDIES = {
     "base_block_unreliable": _code_before(UNRELIABLE, "a514533", "b64", "b128"),
     "polish_once": _code_before(PAPER, "27a01b9", "before", "once"),
     "polish_once_unreliable": _code_before(UNRELIABLE, "27a01b9", "before", "once"),
+    # the fit's L-BFGS with the objective compiled once (mumbo_jax.gp.lbfgs) against optax's
+    # lbfgs with its zoom line search (the code before, a worktree)
+    "lbfgs_once": _code_before(PAPER, "2afe2f5", "zoom", "once"),
+    "lbfgs_once_unreliable": _code_before(UNRELIABLE, "2afe2f5", "zoom", "once"),
 }
 
 

@@ -1,6 +1,7 @@
 """Hyper-parameters by (weakly regularised) maximum marginal likelihood with optax.
 
-:func:`fit_params` runs optax's L-BFGS (zoom line search) from several starts in one
+:func:`fit_params` runs L-BFGS (:mod:`mumbo_jax.gp.lbfgs`: optax's L-BFGS direction and a
+strong-Wolfe line search, the objective compiled once) from several starts in one
 compiled call: the deterministic defaults plus random perturbations, one after
 another on CPU (``lax.scan``; a start equal to the previous one reuses its result), all
 at once on an accelerator (``vmap``: one batched Cholesky per iteration instead of eight
@@ -22,9 +23,9 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from mumbo_jax.gp import kernels, linalg, models, posterior
+from mumbo_jax.gp import lbfgs as lbfgs_search
 from mumbo_jax.gp.fit_settings import FitSettings
 from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
@@ -105,49 +106,21 @@ def neg_log_marginal_reference(spec: ModelSpec, params: dict, scaling: Scaling, 
 
 # The length of a warm-only refit's first L-BFGS step in the log hyper-parameters (fit_from's
 # step_scale): from a converged fit, one new point among 1000 moves them by less. With
-# optax's unit first step the zoom line search took 15 evaluations to the first iterate at
-# 1000 observations, with 0.01 three (docs/performance.md, Refits at large n).
+# a unit first step optax's zoom line search (used until the single-site search) took 15
+# evaluations to the first iterate at 1000 observations, with 0.01 three (docs/performance.md, Refits at large n).
 WARM_STEP = 0.01
 
 
 def lbfgs(fun, init, max_iter, tol, ftol=0.0):
-    """Minimise ``fun`` from ``init`` with optax L-BFGS inside a while_loop.
-
-    Stops after ``max_iter`` iterations, when the gradient norm falls below ``tol``, on a
-    non-finite value, and (``ftol`` > 0) when an iteration lowers the objective by at most
-    ``ftol * max(|f|, 1)`` (scipy L-BFGS-B's ``ftol`` test; 0, the default: no such test;
-    ``ftol`` may be traced, as ``max_iter`` may).
+    """Minimise ``fun`` from ``init`` by L-BFGS (:func:`mumbo_jax.gp.lbfgs.minimize`: the
+    objective compiled once). Stops after ``max_iter`` iterations, when the gradient norm
+    falls below ``tol``, on a non-finite value, and (``ftol`` > 0) when an iteration
+    lowers the objective by at most ``ftol * max(|f|, 1)``.
 
     Returns:
         ``(params, value)``.
     """
-    opt = optax.lbfgs()
-
-    def step(carry):
-        params, state, _ = carry
-        # the value and gradient at params: the line search's, stored in the state (the
-        # start's, computed before the loop). The objective is traced twice in all, here
-        # and in the line search (each copy is compiled code of its own)
-        value, grad = optax.tree.get(state, "value"), optax.tree.get(state, "grad")
-        updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=fun)
-        return optax.apply_updates(params, updates), state, value
-
-    def keep_going(carry):
-        _, state, previous = carry
-        count = optax.tree.get(state, "count")
-        grad_norm = optax.tree.norm(optax.tree.get(state, "grad"))
-        value = optax.tree.get(state, "value")
-        go = (count < max_iter) & (grad_norm >= tol) & jnp.isfinite(value)
-        if not (isinstance(ftol, (int, float)) and ftol == 0):  # a static 0: the loop it always was
-            scale = jnp.maximum(jnp.maximum(jnp.abs(value), jnp.abs(previous)), 1.0)
-            go = go & ((ftol <= 0) | ((previous - value) > ftol * scale))
-        return (count == 0) | go
-
-    value, grad = jax.value_and_grad(fun)(init)
-    state = optax.tree.set(opt.init(init), value=value, grad=grad)
-    carry = (init, state, jnp.asarray(jnp.inf, jnp.result_type(float)))
-    params, state, _ = jax.lax.while_loop(keep_going, step, carry)
-    return params, optax.tree.get(state, "value")
+    return lbfgs_search.minimize(fun, init, max_iter, tol, ftol)
 
 
 def _run_starts(run, inits):
