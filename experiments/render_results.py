@@ -715,6 +715,37 @@ def render_compile_polish(root, rel=None):
     return "\n".join(lines) + "\n"
 
 
+def render_compile_lbfgs(root, rel=None):
+    """The fit's L-BFGS with the objective compiled once against optax's (zoom line search):
+    one buffer size at a time and a cold run (``bench_compile.py``, ``cold_run_split.py``; the
+    code before's rows are the last change's), and the fits themselves on the same data
+    (``taskset -c 1 python experiments/performance/bench_fit_search.py``)."""
+    lines = _compile_split_rows(root, "fit", (
+        ("compile_split_robust_base_block_128.json", "optax's L-BFGS, the objective in 3 places"),
+        ("compile_split_robust_lbfgs_once.json", "the objective compiled once (the default)")))
+    lines += ["", "| first run | fit | wall | again, compiled | lost to compiling | XLA seconds of the fit "
+              "| programs compiled | BO evaluations |", "|---|---|---|---|---|---|---|---|"]
+    for name, label in (("cold_run_split_hartmann3_base_block_128.json", "optax's L-BFGS"),
+                        ("cold_run_split_hartmann3_lbfgs_once.json", "the objective compiled once (the default)")):
+        r = _load(root, f"docs/data/compile/{name}")
+        fit_xla = r.get("xla_by_program", {}).get("jit(_fit)", [0, 0.0])[1]
+        lines.append(f"| `mumbo-jax run {r['config']} --seeds {r['seeds']}` | {label} | {r['wall_s']:.1f} s | "
+                     f"{r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s ({100 * r['lost_share']:.0f} %) | "
+                     f"{fit_xla:.1f} s | {r['programs_compiled']} | "
+                     f"{', '.join(str(v) for v in r['bo_evaluations'])} |")
+    d = _load(root, "docs/data/compile/fit_line_search.json")
+    lines += ["", "| n | buffer rows | the fit's XLA compile, optax's L-BFGS | objective compiled once |",
+              "|---|---|---|---|"]
+    for r in d["compile"]:
+        lines.append(f"| {r['n']} | {r['buffer_rows']} | {r['zoom']['xla_s']:.2f} s | {r['once']['xla_s']:.2f} s |")
+    s = d["summary"]
+    lines += ["", "| fits | lower objective, optax's L-BFGS | lower, objective compiled once | tied (within 1e-6) "
+              "| median difference (once - optax) | fit seconds in all, optax / once |", "|---|---|---|---|---|---|",
+              f"| {s['fits']} | {s['zoom_lower']} | {s['once_lower']} | {s['ties']} | {s['median_difference']:+.3g} | "
+              f"{s['zoom_fit_s']:.2f} s / {s['once_fit_s']:.2f} s |"]
+    return "\n".join(lines) + "\n"
+
+
 def render_base_block(root, rel=None):
     """The blocked algebra with direct forms up to 64 rows and up to 128
     (``taskset -c 1 python experiments/performance/bench_linalg.py --ns 320,1024,3072`` with
@@ -874,6 +905,8 @@ STUDY_LABELS["polish_gradient_unreliable"] = STUDY_LABELS["polish_gradient"]
 STUDY_LABELS["base_block_unreliable"] = STUDY_LABELS["base_block"]
 STUDY_LABELS["polish_once"] = STUDY_LABELS["polish_once_unreliable"] = {
     "before": "the code before", "once": "each point once, direct forms to 128 rows"}
+STUDY_LABELS["lbfgs_once"] = STUDY_LABELS["lbfgs_once_unreliable"] = {
+    "zoom": "optax's L-BFGS (zoom line search)", "once": "the objective compiled once"}
 
 
 def render_paired_seed_study(root, study):
@@ -910,7 +943,7 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "async_study": render_async_study, "batch_study": render_batch_study,
              "batch_study_defaults": render_batch_study_defaults,
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
-             "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "base_block": render_base_block, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
+             "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "compile_lbfgs": render_compile_lbfgs, "base_block": render_base_block, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
              "botorch_mfmes": render_botorch_mfmes}
 

@@ -31,7 +31,7 @@ cand = jnp.asarray(rng.uniform(size=(1000, 2)))
 def decide(x, z, y, key):
     """Fit, sample g*, score every candidate at every fidelity: the best (index, fidelity)."""
     k_fit, k_gstar = jax.random.split(key)
-    post = mj.fit(spec, x, z, y, k_fit, n_restarts=2)  # marginal likelihood, optax L-BFGS
+    post = mj.fit(spec, x, z, y, k_fit, n_restarts=2)  # marginal likelihood, L-BFGS
     gstar = mj.sample_gstar(k_gstar, post, target, n_samples=10)  # Gumbel max-value samples
     m = mj.joint_moments_fidelities(post, cand, jnp.arange(2), target)  # fields [2, 1000]
     alpha = mj.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)

@@ -137,9 +137,9 @@ def _value(v: str):
     return {"true": True, "false": False}.get(v, v)
 
 
-def settings_from_sets(sets, error, **fields) -> BOSettings:
-    """``BOSettings(**fields)`` with each ``RECORD.FIELD=VALUE`` of ``sets`` applied (the flat
-    names of older runs, ``fit_restarts=4``, are read too); ``error(message)`` on a bad key."""
+def parse_sets(sets, error) -> dict:
+    """``{record: {field: value}}`` from ``RECORD.FIELD=VALUE`` strings (the flat names of older
+    runs, ``fit_restarts=4``, are read too); ``error(message)`` on a bad key."""
     overrides, old = {}, old_keys()
     for kv in sets:
         key, value = kv.split("=", 1)
@@ -151,7 +151,13 @@ def settings_from_sets(sets, error, **fields) -> BOSettings:
             error(f"--set {key}: not RECORD.FIELD of BOSettings (a removed lever runs with the library at the git "
                   "tag ablation-levers)")
         overrides.setdefault(record, {})[name] = _value(value)
-    return BOSettings(**fields, **overrides)
+    return overrides
+
+
+def settings_from_sets(sets, error, **fields) -> BOSettings:
+    """``BOSettings(**fields)`` with each ``RECORD.FIELD=VALUE`` of ``sets`` applied
+    (:func:`parse_sets`)."""
+    return BOSettings(**fields, **parse_sets(sets, error))
 
 
 def main(argv=None):
@@ -176,7 +182,8 @@ def main(argv=None):
     ns = [int(v) for v in args.ns.split(",")]
     if min(ns) < 20:
         p.error("every n must be >= 20 (the design has 18 rows)")
-    settings = settings_from_sets(args.set, p.error)
+    overrides = parse_sets(args.set, p.error)
+    settings = BOSettings(**overrides)
     if args.objective == "tinygp":  # before any tracing
         fitting.neg_log_marginal = fitting.neg_log_marginal_reference
     if args.pow2_buffers:
