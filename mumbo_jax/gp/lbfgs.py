@@ -17,7 +17,7 @@ failure, counts as too high). After :data:`MAX_TRIALS` trials without a strong-W
 point it takes the best point found if it lowered the objective, else it stops.
 A step whose curvature pair is not positive (only possible after that fallback)
 clears the L-BFGS memory rather than storing a pair that would make the next direction
-ascend.
+ascend, and a direction that does not descend all the same restarts from the gradient.
 """
 
 from __future__ import annotations
@@ -103,7 +103,12 @@ def minimize(fun, init, max_iter, tol, ftol=0.0):
         clear = first | ~(curvature > 0)
         state = jax.tree_util.tree_map(lambda a, b: jnp.where(clear, a, b), fresh, c["tx_state"])
         direction, state = tx.update(g_new, state, x_new)
-        d_new = -direction
+        # a direction that does not descend (rounding in the memory) restarts from the
+        # scaled gradient rather than leaving the line search nothing to find
+        restart_direction, restart_state = tx.update(g_new, fresh, x_new)
+        ascends = (g_new @ direction) <= 0
+        d_new = -jnp.where(ascends, restart_direction, direction)
+        state = jax.tree_util.tree_map(lambda a, b: jnp.where(ascends, a, b), restart_state, state)
         slope_new = g_new @ d_new
 
         # a rejected trial narrows [lo, hi] (or moves lo out while the slope stays steep)
