@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.gp import kernels, linalg, models, posterior
-from mumbo_jax.gp import lbfgs as lbfgs_search
+from mumbo_jax.gp.lbfgs import minimize
 from mumbo_jax.gp.fit_settings import FitSettings
 from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
@@ -106,21 +106,12 @@ def neg_log_marginal_reference(spec: ModelSpec, params: dict, scaling: Scaling, 
 
 # The length of a warm-only refit's first L-BFGS step in the log hyper-parameters (fit_from's
 # step_scale): from a converged fit, one new point among 1000 moves them by less. With
-# a unit first step optax's zoom line search (used until the single-site search) took 15
-# evaluations to the first iterate at 1000 observations, with 0.01 three (docs/performance.md, Refits at large n).
+# a unit first step a zoom line search (optax's) took 15 evaluations to the first iterate at
+# 1000 observations, with 0.01 three (docs/performance.md, Refits at large n).
 WARM_STEP = 0.01
 
 
-def lbfgs(fun, init, max_iter, tol, ftol=0.0):
-    """Minimise ``fun`` from ``init`` by L-BFGS (:func:`mumbo_jax.gp.lbfgs.minimize`: the
-    objective compiled once). Stops after ``max_iter`` iterations, when the gradient norm
-    falls below ``tol``, on a non-finite value, and (``ftol`` > 0) when an iteration
-    lowers the objective by at most ``ftol * max(|f|, 1)``.
-
-    Returns:
-        ``(params, value)``.
-    """
-    return lbfgs_search.minimize(fun, init, max_iter, tol, ftol)
+lbfgs = minimize  # the fits' L-BFGS (mumbo_jax.gp.lbfgs: the objective compiled once)
 
 
 def _run_starts(run, inits):

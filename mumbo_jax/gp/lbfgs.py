@@ -98,17 +98,15 @@ def minimize(fun, init, max_iter, tol, ftol=0.0):
         x_new = jnp.where(fallback, c["x"] + c["lo"] * c["d"], trial)
         f_new = jnp.where(fallback, c["f_lo"], f_t)
         g_new = jnp.where(fallback, c["g_lo"], g_t)
-        # the L-BFGS direction at it; a pair with non-positive curvature clears the memory
-        curvature = (g_new - c["g"]) @ (x_new - c["x"])
-        clear = first | ~(curvature > 0)
-        state = jax.tree_util.tree_map(lambda a, b: jnp.where(clear, a, b), fresh, c["tx_state"])
-        direction, state = tx.update(g_new, state, x_new)
-        # a direction that does not descend (rounding in the memory) restarts from the
-        # scaled gradient rather than leaving the line search nothing to find
+        # the L-BFGS direction at it, or from a cleared memory (the scaled gradient) at the
+        # start, after a pair with non-positive curvature, or where the memory's direction
+        # does not descend (rounding): the line search then always has a lower point to find
+        direction, state = tx.update(g_new, c["tx_state"], x_new)
         restart_direction, restart_state = tx.update(g_new, fresh, x_new)
-        ascends = (g_new @ direction) <= 0
-        d_new = -jnp.where(ascends, restart_direction, direction)
-        state = jax.tree_util.tree_map(lambda a, b: jnp.where(ascends, a, b), restart_state, state)
+        curvature = (g_new - c["g"]) @ (x_new - c["x"])
+        restart = first | ~(curvature > 0) | ~((g_new @ direction) > 0)
+        d_new = -jnp.where(restart, restart_direction, direction)
+        state = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), restart_state, state)
         slope_new = g_new @ d_new
 
         # a rejected trial narrows [lo, hi] (or moves lo out while the slope stays steep)
