@@ -1,4 +1,4 @@
-"""Buffer growth (32-row buffers), the ftol stop of the functional L-BFGS and the loop's
+"""Buffer growth (geometric size classes), the ftol stop of the functional L-BFGS and the loop's
 refit (BOSettings.fit: fit.restarts starts from the previous hyper-parameters)."""
 
 import jax
@@ -14,16 +14,16 @@ from .bo_helpers import FAST, with_
 
 
 def test_buffer_sizes_track_n():
-    sizes = [kernel.buffer_size(n) for n in range(0, 2000)]
-    assert sizes[0] == kernel.MIN_BUFFER and kernel.buffer_size(300) == 320 and kernel.buffer_size(40) == 64
+    sizes = [kernel.buffer_size(n) for n in range(0, 3001)]
+    assert sizes[0] == kernel.MIN_BUFFER and kernel.buffer_size(40) == 64 and kernel.buffer_size(300) == 384
     for n, s in enumerate(sizes):
         assert s >= n + 1 and s % kernel.BUFFER_STEP == 0
-        if n >= 256:
-            assert s <= 1.125 * (n + 1) + kernel.BUFFER_STEP
-    assert sizes == sorted(sizes) and len(set(sizes[:512])) == 16  # one compilation per 32 rows up to 512
+        if n >= 64:  # at most half again the rows held (a third of the buffer padding)
+            assert s <= 1.5 * (n + 1) + kernel.BUFFER_STEP
+    assert sizes == sorted(sizes) and len(set(sizes)) <= 12  # a run from 0 to 3,000 points: at most 12 sizes
     # growing from a full buffer gives the next size; min_buffer is a floor
-    assert kernel.buffer_size(320) == 352 and kernel.buffer_size(512) == 576
-    assert kernel.buffer_size(10, 256) == 256 and kernel.buffer_size(256, 256) == 288
+    assert kernel.buffer_size(384) == 576 and kernel.buffer_size(96) == 160
+    assert kernel.buffer_size(10, 256) == 256 and kernel.buffer_size(256, 256) == 384
 
 
 def test_ftol_stops_lbfgs_when_the_objective_stalls():

@@ -17,10 +17,10 @@ conditions the fitted posterior on them at their posterior mean (kriging believe
 ask/tell driver and the compiled driver make the same decisions for the same seed.
 
 The stages are separate ``jax.jit`` programs with no host callbacks: the drivers time
-around them, and JAX's persistent compilation cache can keep them. Buffers grow in steps of
-32 rows up to 512 (then 64 up to 1024, ...; :func:`buffer_size`): a step pays for the data
-it has, not for the next power of two (a padded row costs as much as a real one in every
-Cholesky of the fit), and each size compiles once.
+around them, and JAX's persistent compilation cache can keep them. Buffers grow through
+geometric size classes (32, 64, 96, 160, 256, ..., each about 1.5 times the last;
+:func:`buffer_size`): a run to thousands of points compiles a dozen sizes, and a step
+pays for at most half again the rows it has.
 """
 
 from __future__ import annotations
@@ -52,7 +52,18 @@ PENDING_MODES = ("believer", "gibbon")  # how pending evaluations enter a decisi
 PENDING_PAD = 8  # pending points are predicted in blocks of 8, 16, 32, ... (one program per block size)
 
 MIN_BUFFER = 32
-BUFFER_STEP = 32  # buffer rows are multiples of this (the step doubles beyond 16 steps)
+BUFFER_STEP = 32  # buffer rows are multiples of this (the blocked algebra's alignment)
+BUFFER_GROWTH = 1.5  # each size class is about this much larger than the one before
+
+
+def _size_classes(top: int) -> list[int]:
+    """The buffer sizes up to at least ``top`` rows: 32, 64, 96, 160, 256, 384, 576, 864,
+    1312, 1984, 2976, 4480, ...: each the multiple of :data:`BUFFER_STEP` at or above
+    :data:`BUFFER_GROWTH` times the one before."""
+    sizes = [MIN_BUFFER]
+    while sizes[-1] < top:
+        sizes.append(-(-int(BUFFER_GROWTH * sizes[-1]) // BUFFER_STEP) * BUFFER_STEP)
+    return sizes
 
 
 class Buffers(NamedTuple):
@@ -83,14 +94,13 @@ class State(NamedTuple):
 
 
 def buffer_size(n: int, min_buffer: int = MIN_BUFFER) -> int:
-    """Rows of the buffer holding n + 1 points (at least ``min_buffer``): a multiple of
-    BUFFER_STEP up to 16 steps (512 rows), then of 64 up to 1024, and so on: at most one
-    step (<= 1/8 beyond 256 rows) of padding, one compilation per size."""
+    """Rows of the buffer holding n + 1 points (at least ``min_buffer``): the smallest
+    size class (:func:`_size_classes`, geometric, growth 1.5) that holds them. A run from
+    0 to 3,000 points meets 12 sizes, each compiled once; a step pays for at most half
+    as many rows again as it has (a third of the buffer padding), on average about a fifth
+    (``experiments/performance/bench_size_classes.py`` compares the classes' padding)."""
     need = max(int(n) + 1, int(min_buffer))
-    step = BUFFER_STEP
-    while need > 16 * step:
-        step *= 2
-    return -(-need // step) * step
+    return next(s for s in _size_classes(need) if s >= need)
 
 
 def pad_buffers(x, z, y, size: int) -> Buffers:
