@@ -22,7 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax import compilation_cache
-from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo import kernel, refits, rules
+from mumbo_jax.bo.asktell_checks import check_design as _check_design, check_state as _check_state
+from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
@@ -35,22 +37,6 @@ BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding
 MAX_PRESUMED = 3  # proposals per ask the failure classifier may turn down
 LARGE_N = 1000  # told evaluations beyond which each ask's exact GP becomes slow (a warning, once)
 FAILURE_MARGIN = 1.0  # a failed evaluation is modelled as the worst y told minus this share of the y range
-
-
-def _check_design(task: Task, design):
-    """A user's initial design ``(x [n0, d], z [n0])``, validated against the task."""
-    try:
-        x0, z0 = design
-    except (TypeError, ValueError):
-        raise ValueError("design must be a pair (x [n0, d], z [n0])") from None
-    x0, z0 = np.asarray(x0, float), np.asarray(z0, float).reshape(-1)
-    if x0.ndim != 2 or x0.shape[0] < 1:
-        raise ValueError(f"design x must have shape [n0, {task.spec.dim}] with n0 >= 1, got {x0.shape}")
-    models.check_inputs(task.spec, x0, z0, "design x", "design z")
-    b = np.asarray(task.spec.bounds)
-    if np.any(x0 < b[:, 0]) or np.any(x0 > b[:, 1]):
-        raise ValueError("design x lies outside the search box")
-    return jnp.asarray(x0), jnp.asarray(z0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,123 +56,8 @@ class Pending:
         return {"x": list(self.x), "z": self.z, "design_index": self.design_index}
 
 
-def _real(name: str, v, allow_none=False) -> float | None:
-    """A finite real number from a Python/numpy scalar or a 1-element array."""
-    if v is None and allow_none:
-        return None
-    if isinstance(v, (str, bytes, bool, np.bool_)):
-        raise ValueError(f"{name} must be a real number, got {type(v).__name__} {v!r}")
-    a = np.asarray(v)
-    if a.size != 1 or not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
-        raise ValueError(f"{name} must be a real number (or a 1-element array), got {type(v).__name__} "
-                         f"with shape {a.shape} and dtype {a.dtype}")
-    f = float(a.reshape(()))
-    if not np.isfinite(f):
-        raise ValueError(f"{name} must be finite, got {f}")
-    return f
-
-
 class LargeDataWarning(UserWarning):
     """An AskTell holds so many evaluations that each ask (an exact GP fit) is slow."""
-
-
-def _seed(v, name="seed") -> int:
-    """A seed: an integer in [0, 2**32) (a numpy integer is fine; 1.5 or True is not)."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {type(v).__name__} {v!r}")
-    if not 0 <= int(v) < 2 ** 32:
-        raise ValueError(f"{name} must be in [0, 2**32), got {v}")
-    return int(v)
-
-
-STATE_KEYS = ("seed", "x", "z", "y", "costs", "params")  # required; pending, design_done, asked_told, failed optional
-
-
-def _state_list(state, key: str, n: int | None = None) -> list:
-    v = state.get(key, [])
-    if isinstance(v, np.ndarray):
-        v = v.tolist()
-    if not isinstance(v, (list, tuple)):
-        raise ValueError(f"state[{key!r}] must be a list, got {type(v).__name__}")
-    if n is not None and len(v) != n:
-        raise ValueError(f"state[{key!r}] has {len(v)} entries but state['x'] has {n} rows: one per evaluation")
-    return list(v)
-
-
-def _check_state(opt: "AskTell", state) -> dict:
-    """``state`` (:meth:`AskTell.state_dict`) checked field by field against ``opt``'s
-    task: a ValueError naming the field (``state['y'][3]: ...``) on any problem."""
-    if not isinstance(state, dict):
-        raise ValueError(f"state must be a dict (AskTell.state_dict()), got {type(state).__name__}")
-    missing = [k for k in STATE_KEYS if k not in state]
-    if missing:
-        raise ValueError(f"state is missing {', '.join(map(repr, missing))} (AskTell.state_dict() has "
-                         f"{', '.join(STATE_KEYS)})")
-    unknown = set(state) - set(STATE_KEYS) - {"pending", "design_done", "asked_told", "failed"}
-    if unknown:
-        raise ValueError(f"state has unknown keys {sorted(map(str, unknown))}")
-    xs = _state_list(state, "x")
-    n = len(xs)
-    out = {"x": [], "z": [], "y": [], "costs": []}
-    zs, ys, cs = (_state_list(state, k, n) for k in ("z", "y", "costs"))
-    for i in range(n):
-        try:
-            x, z = opt._checked_point(xs[i], zs[i])
-        except ValueError as e:
-            raise ValueError(f"state['x'][{i}] / state['z'][{i}]: {e}") from None
-        y = _real(f"state['y'][{i}]", ys[i])
-        c = _real(f"state['costs'][{i}]", cs[i])
-        if c <= 0:
-            raise ValueError(f"state['costs'][{i}] must be > 0, got {c}")
-        out["x"].append(x), out["z"].append(z), out["y"].append(y), out["costs"].append(c)
-    out["pending"] = []
-    for i, p in enumerate(_state_list(state, "pending")):
-        if not isinstance(p, dict) or "x" not in p or "z" not in p:
-            raise ValueError(f"state['pending'][{i}] must be a dict with x, z (and design_index), got {p!r}")
-        try:
-            x, z = opt._checked_point(p["x"], p["z"])
-        except ValueError as e:
-            raise ValueError(f"state['pending'][{i}]: {e}") from None
-        d = p.get("design_index")
-        if d is not None:
-            d = _seed(d, f"state['pending'][{i}]['design_index']")
-            if d >= opt.n_design:
-                raise ValueError(f"state['pending'][{i}]['design_index'] must be < {opt.n_design} (the design's "
-                                 f"size), got {d}")
-        out["pending"].append((x, z, d))
-    if "design_done" in state:
-        done = _state_list(state, "design_done")
-        for i, d in enumerate(done):
-            if _seed(d, f"state['design_done'][{i}]") >= opt.n_design:
-                raise ValueError(f"state['design_done'][{i}] must be < {opt.n_design} (the design's size), got {d}")
-        out["design_done"] = {int(d) for d in done}
-    for key in ("asked_told", "failed"):
-        out[key] = []
-        for i, pair in enumerate(_state_list(state, key)):
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ValueError(f"state[{key!r}][{i}] must be a pair [x, z], got {pair!r}")
-            try:
-                out[key].append(opt._checked_point(*pair))
-            except ValueError as e:
-                raise ValueError(f"state[{key!r}][{i}]: {e}") from None
-    params = state["params"]
-    defaults = models.default_params(opt.task.spec)
-    if not isinstance(params, dict) or set(params) != set(defaults):
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise ValueError(f"state['params'] must be a dict with the model's keys {sorted(defaults)}, got {got}")
-    out["params"] = {}
-    for k, v in params.items():
-        try:
-            a = np.asarray(v, float)
-        except (TypeError, ValueError):
-            raise ValueError(f"state['params'][{k!r}] must be numbers, got {v!r}") from None
-        want = np.shape(defaults[k])
-        if a.shape != want and a.shape[1:] != want:
-            raise ValueError(f"state['params'][{k!r}] must have shape {want} (or [samples, *{want}]), got {a.shape}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"state['params'][{k!r}] must be finite")
-        out["params"][k] = a
-    return out
 
 
 class AskTell:
@@ -281,6 +152,7 @@ class AskTell:
         self.params = kernel.as_params(models.default_params(task.spec))
         self.timings: list[Timings] = []
         self.last_fit = None  # (number of points, posterior, buffers) of the last fit
+        self.schedule, self._carry = refits.Schedule(), None  # the refit schedule, (posterior, rows) it carries
         self._pending: list[Pending] = []
         self._design_done: set[int] = set()  # design rows told (or consumed by a user's own tell)
         self._asked_told: list[tuple] = []  # (x, z) of asked points already told
@@ -351,8 +223,12 @@ class AskTell:
             raise ValueError(f"{len(self._pending)} evaluation(s) pending: asking again before they are told needs "
                              "mcmc.samples = 0 (pending points on marginalised hyper-parameters are not built); "
                              "tell or cancel them first")
-        post, t_fit = timed(kernel.fit_stage, self.settings, self.task, buffers, self.params, k_fit,
-                            bool(kernel.refit_at(self.settings, k)), bool(kernel.cold_at(self.settings, k, n_rows)))
+        clean = not self.failed and not presumed  # imputed failures move with every y: no carried factor
+        plan = refits.plan(self.settings, k, n_rows, self.schedule if clean else refits.Schedule())
+        post, t_fit = timed(refits.step_posterior, self.settings, self.task, buffers, n_rows, self.params, k_fit,
+                            plan, self._carried() if plan[2] else None)
+        if clean:
+            self.schedule, self._carry = refits.after(self.schedule, n_rows, *plan), (post, n_rows)
         cost = None
         if self.cost_model is not None:
             self.cost_fit, t_cost = timed(costmodel.fit_cost, self.cost_model, np.asarray(self.x),
@@ -383,6 +259,19 @@ class AskTell:
             self._prefetcher.start(size, functools.partial(self._warm_up, buffers, n_rows, size, post.params,
                                                            (k_fit, k_gstar, k_max), cost))
         return np.asarray(prop.x), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
+
+    def _carried(self):
+        """The carried ``(posterior, rows)``; after :meth:`from_state`, rebuilt as the
+        uninterrupted run had it: the ``schedule.anchor`` rows conditioned afresh on the
+        saved hyper-parameters (the refit's own program and buffer size), the appends
+        replayed from there by the next ask."""
+        if self._carry is None:
+            n = self.schedule.anchor
+            b = kernel.pad_buffers(np.asarray(self.x[:n], float), np.asarray(self.z[:n]), np.asarray(self.y[:n]),
+                                   kernel.buffer_size(n))
+            post = kernel.fit_stage(self.settings, self.task, b, self.params, self.loop_key, False, False)
+            self._carry = (post, n)
+        return self._carry
 
     def _prefetch_first_size(self):
         """Start compiling the programs of the first BO step (the design's buffer size)
@@ -609,6 +498,7 @@ class AskTell:
             "design_done": sorted(self._design_done),
             "asked_told": [[list(x), z] for x, z in self._asked_told],
             "failed": [[list(x), z] for x, z in self.failed],
+            "refits": list(self.schedule),
         }
 
     @classmethod
@@ -646,4 +536,5 @@ class AskTell:
         if marginal.n_samples(params) not in (0, settings.mcmc.samples):  # saved with another mcmc.samples:
             params = marginal.map_params(params)  # warm-start from the saved MAP
         opt.params = kernel.as_params(params)
+        opt.schedule = refits.Schedule(*checked["refits"])
         return opt

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax import compilation_cache
-from mumbo_jax.bo import batch, kernel, rules, sharding
+from mumbo_jax.bo import batch, kernel, refits, rules, sharding
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
@@ -299,6 +299,7 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
     running = np.ones(len(seeds), bool)
     spent = np.zeros(len(seeds))
     t = 0  # the step of every running seed (they advance together)
+    schedule, carried = refits.Schedule(), None  # the refit schedule and the posterior it carries
     while running.any():
         e = t * q  # evaluations made before this step
         while n0 + e + q > size:  # too few free rows: the next buffer size (compiled once per size)
@@ -313,8 +314,10 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
             if _reaches(size - (n0 + e), q, max_evals - e, budget - spent[running].min(), cheapest):
                 prefetcher.start(nxt, functools.partial(_warm_up, stages, state, nxt, lead, (k_fit, k_gstar, k_max),
                                                         noise_keys, batched, len(seeds)))
-        post, t_fit = timed(stages.fit, state, k_fit, bool(kernel.refit_at(settings, t)),
-                            bool(kernel.cold_at(settings, t, n0 + e)))
+        plan = refits.plan(settings, t, n0 + e, schedule)  # a refit, a fresh conditioning or appends
+        post, t_fit = timed(refits.step_posterior, settings, None, state.buffers, n0 + e, None, k_fit, plan,
+                            carried, lambda refit, cold: stages.fit(state, k_fit, refit, cold), min_buffer, batched)
+        schedule, carried = refits.after(schedule, n0 + e, *plan), (post, n0 + e)
         (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
         inc = {"incumbent_x": as_rows(x_inc), "incumbent_value": as_rows(value), "regret": as_rows(regret),
                "incumbent_mean": as_rows(mu), "incumbent_sd": as_rows(sd)}

@@ -50,6 +50,16 @@ class FitSettings:
                             "reach it; on noiseless data, where the likelihood keeps rising as the noise shrinks, "
                             "warm refits run their warm_iter iterations (docs/performance.md, Refits at large n). "
                             "Full refits never stop this way.", low=0, high=1)
+    refit_growth: float = knob(0.05, "From incremental_from observations on, the BO loops refit only when the data "
+                               "have grown by this fraction since the last refit (a warm refit; one that runs all "
+                               "restarts once they have grown by (1 + refit_growth) ** cold_every), and append each "
+                               "evaluation between refits to the factor in O(n^2), holding the hyper-parameters, the "
+                               "y scaling and the noise of the last refit (mumbo_jax.bo.refits). 0: every step as "
+                               "refit_every says, conditioning afresh.", low=0, high=10)
+    incremental_from: int = knob(500, "With refit_growth > 0: observations from which the refits thin out; below, "
+                                 "every step refits as refit_every says (at small n the hyper-parameters move with "
+                                 "every point, and warm-only refits there kept Forrester seeds in a poor basin).",
+                                 low=1, cap=100_000_000)
 
     def __post_init__(self):
         knobs.check(self, "fit.")

@@ -30,7 +30,7 @@ from mumbo_jax.gp import models, posterior
 from mumbo_jax.gp.kernels import Masked
 from mumbo_jax.xla_options import jit
 
-__all__ = ["SCHUR_FLOOR", "append_row", "grow"]
+__all__ = ["SCHUR_FLOOR", "append", "append_row", "grow"]
 
 # relative floor of the Schur complement s^2 / (k(new, new) + noise): below it the new row
 # is (numerically) a linear combination of the old ones and the update would lose
@@ -59,7 +59,8 @@ def grow(post: posterior.Posterior, size: int) -> posterior.Posterior:
         rows(post.y, (lead,)))
 
 
-def _append(post: posterior.Posterior, row, x, z, y):
+def append(post: posterior.Posterior, row, x, z, y):
+    """Traceable :func:`append_row` (one posterior, no leading axis)."""
     spec, s = post.spec, post.scaling
     xu, zu = models.scale_inputs(spec, s, x[None, :], jnp.reshape(z, (1,)))
     zu = zu.astype(post.z.dtype)
@@ -88,12 +89,12 @@ def _append(post: posterior.Posterior, row, x, z, y):
 
 @jit
 def _append_jit(post, row, x, z, y):
-    return _append(post, row, x, z, y)
+    return append(post, row, x, z, y)
 
 
 @jit
 def _append_stacked(post, row, x, z, y):
-    return jax.vmap(lambda p: _append(p, row, x, z, y))(post)
+    return jax.vmap(lambda p: append(p, row, x, z, y))(post)
 
 
 def append_row(post: posterior.Posterior, row, x, z, y):
