@@ -15,14 +15,15 @@ from .bo_helpers import FAST, with_
 
 def test_buffer_sizes_track_n():
     sizes = [kernel.buffer_size(n) for n in range(0, 3001)]
+    assert kernel.buffer_size(3000) == 3072 and kernel.buffer_size(10_000) == 10368
     assert sizes[0] == kernel.MIN_BUFFER and kernel.buffer_size(40) == 64 and kernel.buffer_size(300) == 384
     for n, s in enumerate(sizes):
         assert s >= n + 1 and s % kernel.BUFFER_STEP == 0
-        if n >= 64:  # at most half again the rows held (a third of the buffer padding)
-            assert s <= 1.5 * (n + 1) + kernel.BUFFER_STEP
+        if n >= 96:  # at most 1.67 times the rows held
+            assert s <= 5 / 3 * (n + 1)
     assert sizes == sorted(sizes) and len(set(sizes)) <= 12  # a run from 0 to 3,000 points: at most 12 sizes
     # growing from a full buffer gives the next size; min_buffer is a floor
-    assert kernel.buffer_size(384) == 576 and kernel.buffer_size(96) == 160
+    assert kernel.buffer_size(384) == 576 and kernel.buffer_size(96) == 160 and kernel.buffer_size(1000) == 1024
     assert kernel.buffer_size(10, 256) == 256 and kernel.buffer_size(256, 256) == 384
 
 

@@ -18,9 +18,9 @@ ask/tell driver and the compiled driver make the same decisions for the same see
 
 The stages are separate ``jax.jit`` programs with no host callbacks: the drivers time
 around them, and JAX's persistent compilation cache can keep them. Buffers grow through
-geometric size classes (32, 64, 96, 160, 256, ..., each about 1.5 times the last;
-:func:`buffer_size`): a run to thousands of points compiles a dozen sizes, and a step
-pays for at most half again the rows it has.
+geometric size classes (32, 64, 96, 160, 256, 384, 576, 768, 1024, ...;
+:func:`buffer_size`): a run to 3,000 points compiles 12 sizes, and a step pays for at
+most 1.67 times the rows it has.
 """
 
 from __future__ import annotations
@@ -53,14 +53,18 @@ PENDING_PAD = 8  # pending points are predicted in blocks of 8, 16, 32, ... (one
 
 MIN_BUFFER = 32
 BUFFER_STEP = 32  # buffer rows are multiples of this (the blocked algebra's alignment)
-BUFFER_GROWTH = 1.5  # each size class is about this much larger than the one before
+# buffer sizes: as before up to 96 rows, then powers of two and 1.5 times powers of two
+# (both split into 32-aligned halves by the blocked algebra, mumbo_jax.gp.linalg), then
+# growth by 1.5: a run from 0 to 3,000 points meets these 12 sizes
+SIZE_CLASSES = (32, 64, 96, 160, 256, 384, 576, 768, 1024, 1536, 2048, 3072)
+BUFFER_GROWTH = 1.5  # beyond the table each size is the multiple of 32 at or above 1.5 times the last
 
 
 def _size_classes(top: int) -> list[int]:
-    """The buffer sizes up to at least ``top`` rows: 32, 64, 96, 160, 256, 384, 576, 864,
-    1312, 1984, 2976, 4480, ...: each the multiple of :data:`BUFFER_STEP` at or above
-    :data:`BUFFER_GROWTH` times the one before."""
-    sizes = [MIN_BUFFER]
+    """The buffer sizes up to at least ``top`` rows: :data:`SIZE_CLASSES`, then each the
+    multiple of :data:`BUFFER_STEP` at or above :data:`BUFFER_GROWTH` times the last
+    (4608, 6912, 10368, ...)."""
+    sizes = list(SIZE_CLASSES)
     while sizes[-1] < top:
         sizes.append(-(-int(BUFFER_GROWTH * sizes[-1]) // BUFFER_STEP) * BUFFER_STEP)
     return sizes
@@ -95,10 +99,11 @@ class State(NamedTuple):
 
 def buffer_size(n: int, min_buffer: int = MIN_BUFFER) -> int:
     """Rows of the buffer holding n + 1 points (at least ``min_buffer``): the smallest
-    size class (:func:`_size_classes`, geometric, growth 1.5) that holds them. A run from
-    0 to 3,000 points meets 12 sizes, each compiled once; a step pays for at most half
-    as many rows again as it has (a third of the buffer padding), on average about a fifth
-    (``experiments/performance/bench_size_classes.py`` compares the classes' padding)."""
+    size class (:data:`SIZE_CLASSES`, growing by 1.33 to 2 and by 1.5 beyond 3,072
+    rows) that holds them. A run from 0 to 3,000 points meets 12 sizes, each compiled
+    once; beyond 96 rows a step pays for at most 1.67 times the rows it has
+    (``experiments/performance/bench_size_classes.py`` compares the padding with the
+    earlier 32-row steps)."""
     need = max(int(n) + 1, int(min_buffer))
     return next(s for s in _size_classes(need) if s >= need)
 
