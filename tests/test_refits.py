@@ -115,3 +115,25 @@ def test_the_default_schedule_leaves_small_runs_as_they_were():
     for (xa, za), (xb, zb) in zip(a, b):
         assert za == zb and np.array_equal(np.asarray(xa), np.asarray(xb))
     assert kernel.buffer_size(5) == 32
+
+
+def test_believer_by_appends_is_the_believer_posterior():
+    """Pending points appended at their posterior mean give the posterior that
+    kernel.believe_stage factorises afresh, and leave the carried posterior as it was."""
+    prob = problems.get_problem("forrester")
+    opt = AskTell(tasks.problem_task(prob), THIN, seed=4)
+    drive(opt, prob, 4)
+    n, post, buffers = opt.last_fit
+    before = np.asarray(post.chol_inv).copy()
+    xp, zp = np.asarray([[0.3], [0.71], [0.9]]), np.asarray([2.0, 1.0, 0.0])
+    a = refits.believe(opt.task, post, buffers, n, xp, zp)
+    b = kernel.believe_stage(opt.task, post, buffers, n, xp, zp)
+    xq = np.linspace(0, 1, 11)[:, None]
+    for zq in (0, 2):
+        for got, want in zip(posterior.predict(a, xq, np.full(11, zq)), posterior.predict(b, xq, np.full(11, zq))):
+            np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(np.asarray(post.chol_inv), before)
+    # an ask with a pending point in the thinned regime runs through it
+    x1, z1 = opt.ask()
+    x2, z2 = opt.ask()
+    assert len(opt.pending()) == 2 and (not np.allclose(x1, x2) or z1 != z2)

@@ -240,7 +240,8 @@ class AskTell:
             xp = np.asarray([p.x for p in self._pending])
             zp = np.asarray([p.z for p in self._pending], float)
             if self.pending_mode == "believer":
-                decide_post, t_fant = timed(kernel.believe_stage, self.task, post, buffers, n_rows, xp, zp)
+                believe = refits.believe if clean and refits.incremental(self.settings, n_rows) else kernel.believe_stage
+                decide_post, t_fant = timed(believe, self.task, post, buffers, n_rows, xp, zp)
                 t_fit += t_fant
         gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, decide_post, k_gstar)
         if self._pending and self.pending_mode == "gibbon":
