@@ -79,3 +79,26 @@ def test_accuracy_grows_with_m_and_nothing_is_nan():
     assert errs[2] < errs[0]
     with pytest.raises(ValueError, match="inducing rows"):
         sparse.inducing_posterior(post, 0)
+
+
+def test_decisions_on_the_inducing_posterior_in_both_drivers():
+    from mumbo_jax import AskTell, BOSettings
+    from mumbo_jax.benchmarks import problems, tasks
+    from mumbo_jax.bo import kernel
+    from tests.bo_helpers import FAST, drive, with_
+
+    with pytest.raises(ValueError, match="approx.inducing"):
+        BOSettings(approx={"inducing": 64})  # the default robust rule replays its evaluations
+    with pytest.raises(ValueError, match="approx.inducing"):
+        BOSettings(approx={"inducing": -1})
+    settings = with_(FAST, approx={"inducing": 8, "from_rows": 8})
+    prob = problems.get_problem("forrester")
+    opt = AskTell(tasks.problem_task(prob), settings, seed=0)
+    chosen = drive(opt, prob, 4)
+    n, post, _ = opt.last_fit
+    stand_in = kernel.decision_posterior(settings, post, n)
+    assert stand_in.x.shape[0] == 8 and post.x.shape[0] == 32
+    assert kernel.decision_posterior(settings, post, 7) is post  # below from_rows: exact
+    h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=4)
+    np.testing.assert_allclose(np.stack([x for x, _ in chosen]), h.x[0, :4], rtol=0, atol=1e-9)
+    np.testing.assert_allclose([float(z) for _, z in chosen], h.z[0, :4], rtol=0, atol=0)

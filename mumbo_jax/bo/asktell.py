@@ -243,7 +243,9 @@ class AskTell:
                 believe = refits.believe if clean and refits.incremental(self.settings, n_rows) else kernel.believe_stage
                 decide_post, t_fant = timed(believe, self.task, post, buffers, n_rows, xp, zp)
                 t_fit += t_fant
+        decide_post, t_approx = timed(kernel.decision_posterior, self.settings, decide_post, n_rows)
         gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, decide_post, k_gstar)
+        t_gstar += t_approx
         if self._pending and self.pending_mode == "gibbon":
             prop, t_max = timed(kernel.gibbon_stage, self.settings, self.task, post, gstar, k_max, xp, zp, cost)
         else:

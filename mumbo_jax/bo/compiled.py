@@ -328,8 +328,10 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
         hist["cost_spent"][on, e] = spent[running]
         go = running & (spent < budget) & (e + q <= max_evals)
         if go.any():
-            gstar, t_gstar = timed(stages.gstar, post, k_gstar)
-            prop, t_max = timed(stages.maximise, post, gstar, k_max, state)
+            decide, t_approx = timed(kernel.decision_posterior, settings, post, n0 + e)  # post, or its stand-in
+            gstar, t_gstar = timed(stages.gstar, decide, k_gstar)
+            prop, t_max = timed(stages.maximise, decide, gstar, k_max, state)
+            t_gstar += t_approx
             (state, y, cost), t_obs = timed(stages.observe, state, post.params, prop, noise_keys,
                                             jnp.asarray(go) if batched else bool(go[0]))
             n_s = len(seeds)

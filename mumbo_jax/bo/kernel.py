@@ -37,14 +37,14 @@ from mumbo_jax.acquisition import gibbon, maxvalue
 from mumbo_jax.bo import optimize, programs, rules
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
-from mumbo_jax.bo.settings import BOSettings, FitSettings, GstarSettings, Task
-from mumbo_jax.gp import fitting, marginal, models, posterior
+from mumbo_jax.bo.settings import ApproxSettings, BOSettings, FitSettings, GstarSettings, Task
+from mumbo_jax.gp import fitting, marginal, models, posterior, sparse
 from mumbo_jax.xla_options import jit
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
     "init", "observe", "step_keys", "refit_at", "cold_at", "fit_stage", "gstar_stage",
-    "maximise_stage", "decision_settings", "propose", "incumbent_row", "recommend", "decide", "believe_stage",
+    "maximise_stage", "decision_settings", "decision_posterior", "propose", "incumbent_row", "recommend", "decide", "believe_stage",
     "gibbon_stage", "PENDING_MODES",
 ]
 
@@ -311,10 +311,22 @@ _DECISION_FIT = FitSettings(restarts=1, max_iter=1, refit_every=1)  # the fit is
 
 
 def decision_settings(settings: BOSettings) -> BOSettings:
-    """``settings`` with the fit and the g* sampler (but the number of samples) at fixed
-    values: the static key of the decision programs, which do not read them, so that
-    settings differing there share the programs."""
-    return dataclasses.replace(settings, fit=_DECISION_FIT, gstar=GstarSettings(samples=settings.gstar.samples))
+    """``settings`` with the fit, the approximations and the g* sampler (but the number of
+    samples) at fixed values: the static key of the decision programs, which do not read
+    them, so that settings differing there share the programs."""
+    return dataclasses.replace(settings, fit=_DECISION_FIT, gstar=GstarSettings(samples=settings.gstar.samples),
+                               approx=ApproxSettings())
+
+
+def decision_posterior(settings: BOSettings, post: posterior.Posterior, n: int) -> posterior.Posterior:
+    """The posterior the g* and maximisation stages see at a step with ``n`` observations:
+    ``post`` itself, or from ``approx.from_rows`` observations on with ``approx.inducing``
+    = m > 0, its inducing-point stand-in of m rows (:func:`mumbo_jax.gp.sparse.inducing_posterior`),
+    whose programs compile once for every n."""
+    a = settings.approx
+    if not a.inducing or n < a.from_rows:
+        return post
+    return sparse.inducing_posterior(post, a.inducing)
 
 
 @functools.partial(jit, static_argnames=("settings",))

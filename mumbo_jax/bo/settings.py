@@ -5,8 +5,9 @@ strategy's name and a few small records, grouped as a user thinks of them: ``rul
 (:class:`RuleSettings`, knobs of single rules), ``gstar`` (:class:`GstarSettings`, the
 samples of g*), ``maximiser`` (:class:`mumbo_jax.bo.optimize.MaximiserSettings`), ``fit``
 (:class:`mumbo_jax.gp.fit_settings.FitSettings`), ``recommendation``
-(:class:`RecommendationSettings`), ``batch`` (:class:`BatchSettings`) and ``mcmc``
-(:class:`mumbo_jax.gp.fit_settings.MCMCSettings`).
+(:class:`RecommendationSettings`), ``batch`` (:class:`BatchSettings`), ``mcmc``
+(:class:`mumbo_jax.gp.fit_settings.MCMCSettings`) and ``approx``
+(:class:`ApproxSettings`).
 
 Every default is documented once, in its record's field metadata
 (:func:`mumbo_jax.knobs.knob`), which the configuration schema, ``mumbo-jax config-help``
@@ -38,7 +39,7 @@ from mumbo_jax.gp.fit_settings import FitSettings, MCMCSettings
 from mumbo_jax.knobs import knob
 
 __all__ = ["BOSettings", "RuleSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
-           "RecommendationSettings", "BatchSettings", "MCMCSettings", "RECORDS", "Task", "make_task", "old_keys"]
+           "RecommendationSettings", "BatchSettings", "MCMCSettings", "ApproxSettings", "RECORDS", "Task", "make_task", "old_keys"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,9 +128,27 @@ class BatchSettings:
         knobs.check(self, "batch.")
 
 
+@dataclasses.dataclass(frozen=True)
+class ApproxSettings:
+    """Approximations for runs with thousands of observations (off by default)."""
+
+    inducing: int = knob(0, "0: exact decisions. m >= 1: from approx.from_rows observations on, g* and the rule's "
+                         "acquisition see an inducing-point posterior of m rows (mumbo_jax.gp.sparse: the DTC "
+                         "predictive, rows chosen by pivoted Cholesky), O(m^2) a prediction instead of O(n^2); the "
+                         "fit, the refit schedule and the recommendation stay exact. Not for rules that replay "
+                         "their own evaluations (mf_gp_ucb, boca, the robust rules) nor batches.", low=0,
+                         cap=100_000)
+    from_rows: int = knob(1000, "With approx.inducing > 0: observations from which the decisions use the "
+                          "inducing-point posterior.", low=1, cap=100_000_000)
+
+    def __post_init__(self):
+        knobs.check(self, "approx.")
+
+
 # the records of BOSettings: field name -> record class, in order
 RECORDS = {"rule": RuleSettings, "gstar": GstarSettings, "maximiser": MaximiserSettings, "fit": FitSettings,
-           "recommendation": RecommendationSettings, "batch": BatchSettings, "mcmc": MCMCSettings}
+           "recommendation": RecommendationSettings, "batch": BatchSettings, "mcmc": MCMCSettings,
+           "approx": ApproxSettings}
 
 
 def _record(name):
@@ -156,6 +175,7 @@ class BOSettings:
         recommendation: :class:`RecommendationSettings`.
         batch: :class:`BatchSettings`.
         mcmc: :class:`mumbo_jax.gp.fit_settings.MCMCSettings`.
+        approx: :class:`ApproxSettings`, approximations for thousands of observations.
 
     A record may be given as a dict of its fields (the others keep their defaults).
     """
@@ -168,6 +188,7 @@ class BOSettings:
     recommendation: RecommendationSettings = _record("recommendation")
     batch: BatchSettings = _record("batch")
     mcmc: MCMCSettings = _record("mcmc")
+    approx: ApproxSettings = _record("approx")
 
     def replace(self, **changes) -> "BOSettings":
         """A copy with some fields changed; a record may be given as a dict of some of
@@ -200,6 +221,10 @@ class BOSettings:
             if self.batch.size > 1:
                 raise ValueError("mcmc.samples > 0 needs batch.size = 1 (batches on marginalised "
                                  "hyper-parameters are not built)")
+        if self.approx.inducing and (rule.replays_history or self.batch.size > 1):
+            raise ValueError(f"approx.inducing > 0 needs a rule that reads only the posterior's predictions and "
+                             f"batch.size = 1; strategy {self.strategy!r} with batch.size {self.batch.size} "
+                             "replays its evaluations or builds batches on the data rows: set approx.inducing = 0")
         if self.rule.gain is not None and rule.gain is None:
             raise ValueError(f"strategy {self.strategy!r} has no gain path; rule.gain applies to 'mumbo' only")
 
