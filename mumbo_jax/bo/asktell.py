@@ -344,10 +344,9 @@ class AskTell:
         self.y.append(y)
         self.costs.append(c)
         if len(self.x) == LARGE_N + 1:
-            warnings.warn(f"this AskTell holds more than {LARGE_N} evaluations: every ask fits an exact GP to all "
-                          "of them (time grows as n^3, memory as n^2; on one CPU core an ask at 3,000 points takes "
-                          "about 25 s with the default warm-only refits and minutes with a full one, and the "
-                          "matrices take GBs); consider refit_every > 1, a GPU, or fewer, cheaper evaluations",
+            warnings.warn(f"this AskTell holds more than {LARGE_N} evaluations: each ask decides on an exact GP "
+                          "of all of them (time per candidate grows as n^2, memory as n^2; refits thin out as "
+                          "fit.refit_growth says); see docs/howto/long-runs.md, Thousands of points",
                           LargeDataWarning, stacklevel=2)
 
     def tell_failure(self, x, z):
