@@ -748,3 +748,25 @@ def test_parent_watchdog_without_prctl(tmp_path):
         if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
 
+
+
+def test_resume_between_thinned_refits_proposes_the_same_points(tmp_path):
+    """With the refit schedule thinned from the first BO step (appends between refits),
+    the journal keeps the schedule and a resumed run goes on exactly as the uninterrupted
+    one."""
+    fit = {"restarts": 1, "max_iter": 20, "incremental_from": N_DESIGN + 1, "refit_growth": 0.5}
+    cfg = config(budget={"evaluations": N_DESIGN + 5}, settings={"fit": fit}, objective={"failures": "ignore"})
+    res, _ = run(cfg, tmp_path, name="full")
+    run_dir = Path(res["run_dir"])
+    full = evals_of(run_dir)
+    bo = [r for r in full if r["source"] == "bo"]
+    assert any(r["refits"][0] is not None and r["refits"][0] < r["n"] - 1 for r in bo)  # some steps appended
+    header, records, _ = journal(run_dir)
+    k = [i for i, r in enumerate(full) if r["source"] == "bo"][2] + 1  # cut after the third BO evaluation
+    cut = [r for r in records if (r["type"] != "eval" or r["n"] < k) and r["type"] != "end"]
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    (crashed / jr.JOURNAL_NAME).write_text("\n".join([json.dumps(header)] + [json.dumps(r) for r in cut]) + "\n")
+    tuning.resume(crashed, stream=io.StringIO())
+    key = lambda r: (r["u"], r["z"], r["status"], r["score"], r["source"], r["refits"])
+    assert [key(r) for r in evals_of(crashed)] == [key(r) for r in full]

@@ -34,7 +34,7 @@ from mumbo_jax.run.tune.config import TuneConfig
 
 __all__ = ["SAME_POINT_TOL", "CONSECUTIVE_FAILURES", "stop_reason", "issue_block", "design_cost", "fallback",
            "known_failure", "ask_point", "follow_up", "reissue", "unfinished", "first_results", "pending_holds",
-           "last_params"]
+           "last_params", "last_refits"]
 
 SAME_POINT_TOL = 1e-3  # proposals this close (fraction of the box, max-norm) to an abandoned point are skipped
 CONSECUTIVE_FAILURES = "consecutive failed evaluations"  # in the stop reason of an aborted run
@@ -200,3 +200,10 @@ def last_params(records: list[dict]):
     """The last recorded hyper-parameters (an issued BO point records those of its ask),
     or ``None``."""
     return next((r["params"] for r in reversed(records) if r.get("params") is not None), None)
+
+
+def last_refits(records: list[dict]):
+    """The last recorded refit schedule (``[anchor, cold]`` of
+    :class:`mumbo_jax.bo.refits.Schedule`, recorded beside the hyper-parameters), or
+    ``None`` (journals written before it was recorded)."""
+    return next((r["refits"] for r in reversed(records) if r.get("refits") is not None), None)

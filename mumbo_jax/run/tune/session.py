@@ -62,7 +62,8 @@ from mumbo_jax.run.tune.config import MAX_WORKERS, TuneConfig, load_tune_config,
     parse_tune_config
 from mumbo_jax.run.tune import executors, schedule
 from mumbo_jax.run.tune.results import PLOT_NAME, RESULTS_NAME, best_at_target, plot_tuning, results_from_journal
-from mumbo_jax.run.tune.schedule import CONSECUTIVE_FAILURES, SAME_POINT_TOL, design_cost, last_params, stop_reason
+from mumbo_jax.run.tune.schedule import (CONSECUTIVE_FAILURES, SAME_POINT_TOL, design_cost, last_params,
+                                         last_refits, stop_reason)
 from mumbo_jax.run.tune.warm import read_warm_start
 from mumbo_jax.run.tune.worker import Worker, objective_ref, resolve_objective, worker_ref
 
@@ -110,6 +111,9 @@ def replay(task, settings, seed: int, evals: list[dict], learn_cost: bool = Fals
              "pending": [{"x": h["u"], "z": h["z"], "design_index": h.get("design_index")} for h in pending],
              "failed": ([[r["u"], r["z"]] for r in evals if r["status"] == "failed"] if failures == "impute"
                         else [])}
+    refits = last_refits(evals if records is None else records)  # the refit schedule (mumbo_jax.bo.refits)
+    if refits is not None and all(c is None or c <= len(ok) for c in refits):
+        state["refits"] = refits
     cost_model = None
     if learn_cost:
         from mumbo_jax.gp import costmodel
@@ -240,6 +244,7 @@ class _Run:
                "fidelity": cfg.fidelity_value(point["z"]), "holds": point.get("holds"),
                "follows": point.get("follows"), "reissue_of": point.get("reissue_of"), "ask_s": point["ask_s"],
                "timings": point["timings"], "params": self.params(opt) if point["source"] == "bo" else None,
+               "refits": list(opt.schedule) if point["source"] == "bo" else None,
                "session": self.session, "elapsed_s": now}
         self.append(rec)
         self.issued.append(rec)
@@ -274,7 +279,8 @@ class _Run:
                "traceback": outcome.get("traceback"), "timed_out": bool(outcome.get("timed_out", False)),
                "eval_s": outcome["eval_s"], "ask_s": point["ask_s"], "timings": point["timings"],
                "other_s": max(now - prev - outcome["eval_s"] - point["ask_s"], 0.0), "elapsed_s": now,
-               "session": self.session, "holds": point.get("holds"), "params": self.params(opt)}
+               "session": self.session, "holds": point.get("holds"), "params": self.params(opt),
+               "refits": list(opt.schedule)}
         self.append(rec)
         self.evals.append(rec)
         if not ok:
