@@ -934,6 +934,52 @@ def render_paired_seed_study(root, study):
     return "\n".join(lines) + "\n"
 
 
+def render_long_run(root, rel):
+    """Amortised seconds per step inside a run against n, the last run of
+    ``experiments/performance/bench_long_run.py`` (``rel``: the file under docs/data)."""
+    run = _load(root, f"docs/data/{rel}")[-1]
+    lines = [f"`{run['command']}` (jax {run['jax']}, load average {run['loadavg'][0]:.1f}):", "",
+             "| n | buffer rows | step between refits | its appends | warm refit (fit) | full refit (fit) | "
+             "amortised step | every step a refit (before) | before / amortised |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        step = f"{r['step_s']:.3f} s" if r["incremental"] else "(every step refits)"
+        app = f"{r['step_append_s']:.4f} s" if r["incremental"] else "-"
+        lines.append(f"| {r['n']} | {r['buffer_rows']} | {step} | {app} | {r['warm_refit_fit_s']:.3f} s | "
+                     f"{r['cold_refit_fit_s']:.3f} s | {r['amortised_s']:.3f} s | {r['every_step_refit_s']:.3f} s | "
+                     f"{r['every_step_refit_s'] / r['amortised_s']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_size_classes(root, rel):
+    """Sizes met and padding of the buffer size classes against the earlier 32-row steps
+    (``experiments/performance/bench_size_classes.py``)."""
+    data = _load(root, f"docs/data/{rel}")
+    lines = [f"`{data['command']}`:", "", "| buffers | run | sizes compiled | B^2 / n^2 over the run | "
+             "B^3 / n^3 over the run | largest B / n (n >= 96) |", "|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['rule']} | {r['n0']} to {r['n_max']} points | {r['sizes']} | "
+                     f"{r['quadratic_cost_ratio']:.2f} | {r['cubic_cost_ratio']:.2f} | "
+                     f"{r['worst_rows_ratio_from_96']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_inducing(root, rel):
+    """The inducing-point stand-in against exact decisions, every run of
+    ``experiments/performance/bench_inducing.py`` (``rel``: the file under docs/data)."""
+    lines = ["| n | m | exact decision | stand-in (build + decision) | speed-up | exact score of the stand-in's "
+             "choice / of the exact choice (median, min) | the exact rule under another key | same fidelity | "
+             "largest mean error (exact sd) | sd / exact sd (median) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for run in _load(root, f"docs/data/{rel}"):
+        for r in run["rows"]:
+            lines.append(f"| {r['n']} | {r['m']} | {r['exact_decision_s']:.2f} s | "
+                         f"{r['stand_in_build_s'] + r['stand_in_decision_s']:.2f} s | {r['speedup']:.1f}x | "
+                         f"{r['score_ratio_median']:.3f}, {r['score_ratio_min']:.3f} | "
+                         f"{r['exact_other_key_ratio_median']:.2f} | {r['same_fidelity']:.0%} | "
+                         f"{r['mean_err_in_sd_max']:.1f} | {r['sd_ratio_median']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
@@ -945,7 +991,8 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "gpu_fit_speed": render_gpu_fit_speed, "gpu_large_n": render_gpu_large_n,
              "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "compile_lbfgs": render_compile_lbfgs, "base_block": render_base_block, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
-             "botorch_mfmes": render_botorch_mfmes}
+             "botorch_mfmes": render_botorch_mfmes, "long_run": render_long_run,
+             "size_classes": render_size_classes, "inducing": render_inducing}
 
 
 # --------------------------------------------------------------------------- driver
