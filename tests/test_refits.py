@@ -137,3 +137,24 @@ def test_believer_by_appends_is_the_believer_posterior():
     x1, z1 = opt.ask()
     x2, z2 = opt.ask()
     assert len(opt.pending()) == 2 and (not np.allclose(x1, x2) or z1 != z2)
+
+
+def test_a_repeated_noiseless_point_refactorises_with_one_warning():
+    spec = models.icm_model([(0.0, 1.0)] * 2, 2, noise=[1e-14, 1e-14], noise_floor=1e-14)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(12, 2))
+    x[11] = x[4]  # row 11 repeats row 4 (same fidelity, same value)
+    z = np.asarray([0, 1] * 6, float)
+    z[11] = z[4]
+    y = np.sin(3 * x.sum(1))
+    b = kernel.pad_buffers(x, z, y, 32)
+    params = models.default_params(spec)
+    head = kernel.pad_buffers(x[:10], z[:10], y[:10], 32)
+    post = posterior.condition(spec, params, head.x, head.z, head.y, head.mask)
+    with pytest.warns(refits.FactorUpdateWarning, match="observation 11") as seen:
+        out = refits.extend(post, b, 10, 12, 32)
+    assert len(seen) == 1
+    for a in (out.chol_inv, out.alpha):
+        assert np.all(np.isfinite(np.asarray(a)))
+    mu, var = posterior.predict(out, x[:3], z[:3].astype(int))
+    assert np.all(np.isfinite(np.asarray(mu))) and np.all(np.asarray(var) >= 0)

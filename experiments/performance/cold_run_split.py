@@ -128,13 +128,18 @@ def main(argv=None):
         extra.update(warm_wall_s=round(warm, 1), lost_to_compiling_s=round(wall - warm, 1),
                      lost_share=round((wall - warm) / wall, 3),
                      same_decisions=[s["evaluations"] for s in rerun["seeds"]] == [s["evaluations"] for s in result["seeds"]])
-    row = dict(config=args.config, seeds=args.seeds, growth=args.growth, gradient=args.gradient, wall_s=round(wall, 1), compile_s=round(compile_s, 1),
+    from mumbo_jax.bo import kernel as _kernel  # the buffer sizes the run met (n0 design rows, then its evaluations)
+    n0 = len(result["seeds"][0]["initial_design"])
+    sizes = sorted({_kernel.buffer_size(n) for n in range(n0, n0 + max(n_evals) + 1)})
+    row = dict(config=args.config, seeds=args.seeds, growth=args.growth, gradient=args.gradient, buffer_sizes=sizes,
+               wall_s=round(wall, 1), compile_s=round(compile_s, 1),
                compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},
                programs_compiled=compiled[0], bo_evaluations=n_evals, jax=jax.__version__, **extra,
                xla_flags=os.environ.get("XLA_FLAGS"),
                xla_by_program={k: [c, round(t, 1)] for k, (c, t) in sorted(per_program.items(), key=lambda kv: -kv[1][1])
                                if t >= 0.5})
-    print(f"{args.config}, {args.seeds} seed(s), buffers by {args.growth}, cold cache: {wall:.1f} s wall, {compile_s:.1f} s compiling "
+    print(f"{args.config}, {args.seeds} seed(s), buffers by {args.growth} ({len(sizes)} sizes: {sizes}), cold cache: "
+          f"{wall:.1f} s wall, {compile_s:.1f} s compiling "
           f"({100 * compile_s / wall:.0f} %: trace {seconds['trace']:.1f}, lower {seconds['lower']:.1f}, "
           f"XLA {seconds['xla']:.1f}), {compiled[0]} programs compiled, BO evaluations {n_evals}")
     if extra:
