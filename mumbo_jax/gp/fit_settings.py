@@ -26,9 +26,9 @@ class FitSettings:
                          "test or max_iter, and on noiseless data the likelihood keeps rising slowly as the noise "
                          "shrinks, so most starts run all max_iter iterations.", low=1, cap=1_000, old="fit_restarts")
     max_iter: int = knob(50, "L-BFGS iterations per start.", low=1, cap=100_000, old="fit_max_iter")
-    refit_every: int = knob(1, "The BO loops refit at steps k with k % refit_every == 0; the steps between "
-                            "condition on all the data with the previous hyper-parameters (one Cholesky). 1 refits "
-                            "every step; long runs with hundreds of observations use 10-25.", low=1,
+    refit_every: int = knob(1, "Below incremental_from observations (or with refit_growth = 0) the BO loops refit "
+                            "at steps k with k % refit_every == 0; the steps between condition on all the data with "
+                            "the previous hyper-parameters (one Cholesky). 1 refits every step.", low=1,
                             cap=1_000_000, old="refit_every")
     warm_from: int = knob(500, "0: every refit runs all its restarts. N >= 1: a refit with at least N observations "
                           "runs only the warm start (L-BFGS from the previous hyper-parameters) for at most "
@@ -38,7 +38,9 @@ class FitSettings:
                           "decision; warm-only refits at small n kept Forrester seeds in a poor basin "
                           "(docs/performance.md, Refits at large n).", low=0, cap=100_000_000)
     cold_every: int = knob(10, "With warm_from: every cold_every-th refit (counted in refits, from the first "
-                           "BO step) runs all restarts.", low=1, cap=1_000_000)
+                           "BO step) runs all restarts; from incremental_from observations on (refit_growth > 0), "
+                           "the first refit after the data grew by (1 + refit_growth) ** cold_every since the last "
+                           "such.", low=1, cap=1_000_000)
     warm_iter: int = knob(5, "With warm_from: L-BFGS iterations of a warm-only refit (at most max_iter): the "
                           "fit goes on from where the last one stopped, its first step 0.01 long in the log "
                           "hyper-parameters (fitting.WARM_STEP) rather than optax's unit step. 5 tied 10 on "
