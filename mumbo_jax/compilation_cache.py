@@ -1,10 +1,11 @@
-"""Compiled programs kept on disk: JAX's persistent compilation cache, on by default.
+"""Compiled programs kept on disk: JAX's persistent compilation cache, switched on by :func:`enable`.
 
 A BO run compiles its stages (fit, g*, maximisation) once per buffer size, tens of
 seconds each on a CPU; a second process running the same problem loads them from the
-cache instead. The library's drivers (:class:`mumbo_jax.bo.asktell.AskTell`,
-:func:`mumbo_jax.bo.compiled.run_compiled`) and every command of the CLI call
-:func:`enable` before they compile anything:
+cache instead. JAX's cache folder is process-wide configuration, so the library leaves it
+alone unless asked: every command of the CLI and the benchmark scripts call
+:func:`enable` (through :func:`mumbo_jax.process_options.enable`) before they compile
+anything; a library user calls it to get the same (``AskTell`` and ``run_compiled`` do not):
 
 * the folder is ``$MUMBO_JAX_CACHE``, default ``~/.cache/mumbo-jax/xla``;
 * ``MUMBO_JAX_CACHE=off`` (or ``none``, ``false``, ``0``, empty) leaves JAX's
@@ -13,9 +14,9 @@ cache instead. The library's drivers (:class:`mumbo_jax.bo.asktell.AskTell`,
   ``JAX_COMPILATION_CACHE_DIR``) is kept: the library never moves it.
 
 JAX keeps only programs without host callbacks, and only those that took at least
-``jax_persistent_cache_min_compile_time_secs`` to compile (JAX's default 1 s for the
-library's drivers, so a user's small programs do not fill the folder; 0 for the CLI,
-whose processes run only the library's programs). A cached program is the same
+``jax_persistent_cache_min_compile_time_secs`` to compile (JAX's default 1 s unless
+``min_compile_time_s`` is given, so a user's small programs do not fill the folder; 0 for
+the CLI, whose processes run only the library's programs). A cached program is the same
 executable: results do not change.
 """
 

@@ -17,6 +17,15 @@ jax.config.update("jax_enable_x64", True)
 # The compiled loop's step clock uses host callbacks inside a while_loop, which can hang
 # the CPU client under asynchronous dispatch (jax-ml/jax#25861).
 jax.config.update("jax_cpu_enable_async_dispatch", False)
+# The library's compile options and its release of compiled programs near the memory-map
+# limit are opt-in (mumbo_jax.process_options); the test processes run with both, as the CLI
+# does (the decisions' replay reference was written with the options). The cache and
+# prefetching are set below; tests/test_side_effects.py checks the defaults in a fresh process.
+from mumbo_jax import xla_options  # noqa: E402
+from mumbo_jax.bo import programs  # noqa: E402
+
+xla_options.enable()
+programs.enable()
 
 
 import pytest

@@ -3,6 +3,7 @@ identical run in a fresh process compiles nothing (no host callbacks in any prog
 
 import pytest
 import json
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -64,6 +65,9 @@ API_SCRIPT = textwrap.dedent("""
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     import jax.numpy as jnp
     jnp.sin(jnp.arange(3.0)).block_until_ready()  # a program of the user's first: JAX decides on a cache here
+    if "enable" in sys.argv[1:]:  # the opt-in (the CLI's, through mumbo_jax.process_options.enable)
+        from mumbo_jax import compilation_cache
+        compilation_cache.enable()
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo.asktell import AskTell
     from mumbo_jax.bo.settings import BOSettings
@@ -75,7 +79,7 @@ API_SCRIPT = textwrap.dedent("""
     while opt.asks_design:
         x, z = opt.ask()
         opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
-    if sys.argv[1:] != ["design-only"]:
+    if "design-only" not in sys.argv[1:]:
         x, z = opt.ask()  # a BO decision: the fit, the maximiser
     print(json.dumps({"requests": counts["/jax/compilation_cache/compile_requests_use_cache"],
                       "hits": counts["/jax/compilation_cache/cache_hits"], "x": [float(v) for v in x],
@@ -83,28 +87,29 @@ API_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run_api(env_cache):
-    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "HOME": str(env_cache.parent), "MUMBO_JAX_CACHE": str(env_cache)}
-    out = subprocess.run([sys.executable, "-c", API_SCRIPT], capture_output=True, text=True, timeout=600, env=env)
+def _run_api(env_cache, *args, home=None):
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "HOME": str(home or env_cache.parent),
+           "MUMBO_JAX_CACHE": str(env_cache)}
+    out = subprocess.run([sys.executable, "-c", API_SCRIPT, *args], capture_output=True, text=True, timeout=600,
+                         env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_the_api_keeps_its_programs_on_disk_by_default_and_off_means_off(tmp_path):
-    """AskTell switches the cache on by itself (after a user's own program has compiled):
-    a second process loads the decision's programs from the folder and decides the same;
-    ``MUMBO_JAX_CACHE=off`` writes nothing."""
-    first = _run_api(tmp_path / "xla")
+def test_the_api_keeps_its_programs_on_disk_once_enabled_and_off_means_off(tmp_path):
+    """``compilation_cache.enable()`` switches the cache on (after a user's own program has
+    compiled): a second process loads the decision's programs from the folder and decides
+    the same. ``MUMBO_JAX_CACHE=off`` writes nothing; without ``enable()`` AskTell leaves
+    JAX's cache alone."""
+    first = _run_api(tmp_path / "xla", "enable")
     assert first["dir"] == str(tmp_path / "xla") and first["requests"] >= 3
     assert any((tmp_path / "xla").iterdir())  # the design's, fit's and maximiser's programs went to disk
-    second = _run_api(tmp_path / "xla")
+    second = _run_api(tmp_path / "xla", "enable")
     assert second["hits"] >= 3 and second["x"] == first["x"]
-    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MUMBO_JAX_CACHE": "off"}
-    # off: the AskTell and its design (where the cache would be switched on) without the BO
-    # decision, whose programs the first two runs have shown going to disk
-    out = subprocess.run([sys.executable, "-c", API_SCRIPT, "design-only"], capture_output=True, text=True,
-                         timeout=600, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["dir"] is None and result["hits"] == 0
-    assert not (tmp_path / ".cache").exists()
+    # off, and not enabled: the AskTell and its design (where the cache was switched on
+    # before it became opt-in) without the BO decision, whose programs go to disk above
+    off = _run_api(pathlib.Path("off"), "enable", "design-only", home=tmp_path)
+    assert off["dir"] is None and off["hits"] == 0
+    default = _run_api(tmp_path / "unused", "design-only", home=tmp_path)
+    assert default["dir"] is None and default["hits"] == 0
+    assert not (tmp_path / ".cache").exists() and not (tmp_path / "unused").exists()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import compiled, kernel
+from mumbo_jax.bo import compiled, kernel, prefetch
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax.bo.prefetch import ENV, Prefetcher, mode, prefetch_enabled
@@ -23,6 +23,9 @@ from tests.bo_helpers import FAST
 def test_the_switch_reads_the_argument_then_the_environment(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     assert mode() == "auto"
+    monkeypatch.setattr(prefetch, "_drivers_default", [False])
+    assert not prefetch_enabled(None, default=True)  # a library user's process: no thread unless asked
+    prefetch.enable()  # the CLI's opt-in: each driver's default
     assert prefetch_enabled(None, default=True) and not prefetch_enabled(None, default=False)
     monkeypatch.setenv(ENV, "on")
     assert prefetch_enabled(None, default=False)

@@ -59,3 +59,20 @@ def test_the_drivers_check_once_per_new_buffer_size(monkeypatch):
     assert len(calls) == 2
     kernel.pad_buffers(x, z, y, 32)  # a new run starting small again
     assert len(calls) == 3
+
+
+def test_off_by_default_a_crowded_process_is_warned_not_cleared(monkeypatch):
+    # a library user's process: the user's compiled programs are theirs to drop
+    monkeypatch.setattr(programs, "_warned", [False])
+    monkeypatch.setattr(programs, "_enabled", [False])
+    monkeypatch.setattr(programs, "_last_size", [None])
+    monkeypatch.setattr(programs, "maps_in_use", lambda: 900)
+    monkeypatch.setattr(programs, "map_limit", lambda: 1000)
+    f = _fresh_program()
+    with pytest.warns(RuntimeWarning, match=r"programs.enable\(\)"):
+        programs.on_buffer_size(32)
+    assert f._cache_size() == 1  # kept
+    programs.enable()  # the CLI's opt-in
+    assert programs.enabled()
+    programs.on_buffer_size(64)
+    assert f._cache_size() == 0  # cleared

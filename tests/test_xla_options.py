@@ -66,3 +66,40 @@ def test_a_library_program_inside_a_users_jit_matches_its_top_level_call():
     seen = []
     jax.jit(lambda v: (seen.append(xla_options._top_level()), v)[1])(1.0)
     assert seen == [False]
+
+
+def test_the_options_are_off_until_enabled(monkeypatch):
+    monkeypatch.setattr(xla_options, "OPTIONS", None)
+    monkeypatch.setattr(xla_options, "_accepted", {jax.default_backend(): True})
+    f = xla_options.jit(lambda v: jnp.cos(v) * 2.0)
+    monkeypatch.setenv(xla_options.ENV, "default")
+    assert xla_options.enable() is None and xla_options.active_options() is None
+    monkeypatch.delenv(xla_options.ENV)
+    assert xla_options.enable() == xla_options.FAST_COMPILE == xla_options.active_options()
+    xla_options.disable()
+    assert xla_options.active_options() is None
+    monkeypatch.setattr(xla_options, "OPTIONS", {"xla_no_such_option_for_this_test": True})
+    with pytest.raises(Exception, match="No such compile option"):  # on: the top-level program gets them
+        f(jnp.ones(3))
+    xla_options.disable()  # off again: a plain jax.jit
+    np.testing.assert_allclose(f(jnp.ones(3)), 2 * np.cos(np.ones(3)))
+
+
+def test_without_jax_trace_state_the_public_checks_tell_a_trace(monkeypatch):
+    # a JAX that no longer has the private trace_state_clean: the fallback's answers
+    monkeypatch.setattr(xla_options, "_trace_state_clean", [None])
+    assert xla_options._top_level((jnp.ones(2),))
+    seen = []
+    jax.jit(lambda v: (seen.append(xla_options._top_level((v,))), v)[1])(1.0)
+    jax.jit(lambda v: (seen.append(xla_options._top_level(())), v)[1])(1.0)  # closed-over constants only
+    jax.vmap(lambda v: (seen.append(xla_options._top_level((v,))), v)[1])(jnp.ones(2))
+    jax.grad(lambda v: (seen.append(xla_options._top_level((v,))), v)[1])(1.0)
+    assert seen == [False, False, False, False]
+    monkeypatch.setattr(xla_options, "OPTIONS", {"xla_no_such_option_for_this_test": True})
+    monkeypatch.setattr(xla_options, "_accepted", {jax.default_backend(): True})
+    f = xla_options.jit(lambda v: jnp.cos(v) * 2.0)
+    with pytest.raises(Exception, match="No such compile option"):
+        f(jnp.ones(3))
+    np.testing.assert_allclose(jax.jit(f)(jnp.ones(3)), 2 * np.cos(np.ones(3)))
+    np.testing.assert_allclose(jax.vmap(f)(jnp.ones(3)), 2 * np.cos(np.ones(3)))
+    np.testing.assert_allclose(jax.grad(lambda v: f(v).sum())(jnp.ones(3)), -2 * np.sin(np.ones(3)))

@@ -21,7 +21,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import compilation_cache
 from mumbo_jax.bo import kernel, refits, rules
 from mumbo_jax.bo.asktell_checks import check_design as _check_design, check_state as _check_state
 from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
@@ -119,14 +118,14 @@ class AskTell:
         prefetch: compile on a background thread, while the black box runs, the programs
             of the first BO step from the first design ask on, and those of the next
             buffer size once the buffer is half full (:mod:`mumbo_jax.bo.prefetch`; the
-            same decisions). None: ``$MUMBO_JAX_PREFETCH``, on by default.
+            same decisions). None: ``$MUMBO_JAX_PREFETCH``, off unless switched on
+            (:func:`mumbo_jax.process_options.enable`, as the CLI does).
     """
 
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
                  cost_model: costmodel.CostModel | None = None, design=None, pending: str = "believer",
                  prefetch: bool | None = None):
         require_x64("constructing an AskTell")  # before the user's black box runs the design
-        compilation_cache.enable()  # programs kept on disk (MUMBO_JAX_CACHE=off: not)
         if not isinstance(task, Task):
             raise ValueError(f"task must be a mumbo_jax.bo.settings.Task (make_task), got {type(task).__name__}")
         rules.check_rule_for_task(settings.strategy, task)

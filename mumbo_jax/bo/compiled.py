@@ -33,7 +33,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import compilation_cache
 from mumbo_jax.bo import batch, kernel, refits, rules, sharding
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
@@ -400,14 +399,13 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
             The seeds are padded to a multiple of its size by repeating the last.
         prefetch: compile the next buffer size's programs on a background thread while
             the run goes on (:mod:`mumbo_jax.bo.prefetch`; the same decisions). None:
-            ``$MUMBO_JAX_PREFETCH``, off by default (nothing waits for a black box here:
-            on two cores the run took as long with it).
+            ``$MUMBO_JAX_PREFETCH``, off (nothing waits for a black box here: on two
+            cores the run took as long with it).
 
     Returns:
         :class:`History` with a leading seed axis.
     """
     require_x64("running the compiled loop (run_compiled)")
-    compilation_cache.enable()  # programs kept on disk (MUMBO_JAX_CACHE=off: not)
     if not isinstance(bench, Benchmark):
         raise ValueError(f"bench must have observe(key, x, z) and score(x) (a Benchmark), got {type(bench).__name__}")
     if not isinstance(task, Task):

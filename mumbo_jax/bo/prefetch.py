@@ -15,15 +15,21 @@ stand-in values: the programs depend on the shapes only).
 What it costs: the background compile takes CPU time and, while it traces, Python's
 lock, so the decisions made meanwhile run slower. It pays where the process waits for a
 black box between decisions: ask/tell (:class:`mumbo_jax.bo.asktell.AskTell`,
-``mumbo-jax tune``), where it is on by default. Where the black box is a formula
-evaluated inside the process (``run_compiled``, ``mumbo-jax run``) nothing waits, and on
-two cores the run took as long with it as without (docs/performance.md), so there it is
-off by default. A run that ends before the next size has compiled it for nothing (at
-most one size per run; ``run_compiled`` skips a size its budget or ``max_evals`` cannot
-reach).
+``mumbo-jax tune``). Where the black box is a formula evaluated inside the process
+(``run_compiled``, ``mumbo-jax run``) nothing waits, and on two cores the run took as
+long with it as without (docs/performance.md). A run that ends before the next size has
+compiled it for nothing (at most one size per run; ``run_compiled`` skips a size its
+budget or ``max_evals`` cannot reach).
 
-``$MUMBO_JAX_PREFETCH``: ``auto`` (the default: each driver's default, as above), ``on``
-or ``off``; a driver's ``prefetch=`` argument overrides it.
+A library user's process starts no thread unless it asks for one: ``prefetch=True``
+(a driver's argument), ``$MUMBO_JAX_PREFETCH=on``, or :func:`enable`, which makes each
+driver's own default apply (on for ask/tell, off for ``run_compiled``). The CLI calls
+:func:`enable` (through :func:`mumbo_jax.process_options.enable`), so ``mumbo-jax tune``
+compiles ahead and ``mumbo-jax run`` does not.
+
+``$MUMBO_JAX_PREFETCH``: ``auto`` (the default: each driver's default once
+:func:`enable` is in force, off before), ``on`` or ``off``; a driver's ``prefetch=``
+argument overrides it.
 """
 
 from __future__ import annotations
@@ -36,12 +42,14 @@ from typing import Callable
 
 import jax
 
-__all__ = ["ENV", "mode", "prefetch_enabled", "Prefetcher"]
+__all__ = ["ENV", "mode", "enable", "disable", "prefetch_enabled", "Prefetcher"]
 
 ENV = "MUMBO_JAX_PREFETCH"
 _MODES = ("auto", "on", "off")
 _log = logging.getLogger(__name__)
 _threads: list[threading.Thread] = []  # warm-ups still running: joined at exit (see _join_all)
+_joined_at_exit: list = [False]  # whether _join_all is registered with atexit
+_drivers_default: list = [False]  # whether "auto" means each driver's default (enable) or off
 
 
 def mode(environ=None) -> str:
@@ -54,15 +62,26 @@ def mode(environ=None) -> str:
     return value
 
 
+def enable() -> None:
+    """Let each driver's default apply where prefetching is not asked for nor refused
+    (``prefetch=None`` and ``$MUMBO_JAX_PREFETCH`` unset or ``auto``)."""
+    _drivers_default[0] = True
+
+
+def disable() -> None:
+    """Back to the default: no driver prefetches unless asked to."""
+    _drivers_default[0] = False
+
+
 def prefetch_enabled(requested: bool | None, default: bool) -> bool:
     """Whether a driver prefetches: ``requested`` if given, else ``$MUMBO_JAX_PREFETCH``
-    (``auto``: the driver's ``default``)."""
+    (``auto``: the driver's ``default`` once :func:`enable` is in force, else off)."""
     if requested is not None:
         if not isinstance(requested, bool):
             raise ValueError(f"prefetch must be True, False or None (the default), got {requested!r}")
         return requested
     m = mode()
-    return default if m == "auto" else m == "on"
+    return (default and _drivers_default[0]) if m == "auto" else m == "on"
 
 
 class Prefetcher:
@@ -97,6 +116,9 @@ class Prefetcher:
                 _log.debug("mumbo-jax: compiling buffer size %d in the background failed: %r", size, err)
 
         self._size = size
+        if not _joined_at_exit[0]:  # registered at the first warm-up, not at import
+            _joined_at_exit[0] = True
+            atexit.register(_join_all)
         _threads[:] = [t for t in _threads if t.is_alive()]
         self._thread = threading.Thread(target=body, name=f"mumbo-jax-compile-{size}", daemon=True)
         _threads.append(self._thread)
@@ -115,7 +137,6 @@ class Prefetcher:
             self._thread.join()
 
 
-@atexit.register
 def _join_all() -> None:
     # A warm-up still compiling when the interpreter exits would run inside XLA while its
     # static objects are destroyed; waiting costs at most one buffer size's compilation.

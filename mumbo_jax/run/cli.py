@@ -410,6 +410,9 @@ def _main(args) -> int:
     # client under asynchronous dispatch (jax-ml/jax#25861): dispatch synchronously
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     enable_compilation_cache()
+    from mumbo_jax import process_options  # the library's other opt-in process behaviours, as for the cache
+
+    process_options.enable(cache=False)
     if args.command == "compare":
         return _compare_command(args)
     if args.command in ("tune", "resume"):

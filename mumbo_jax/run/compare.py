@@ -386,6 +386,9 @@ def _strategy_worker(cfg, job, core, queue, cache=None):
         if core is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {core})
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {WORKER_XLA_FLAGS}".strip()
+        from mumbo_jax import process_options
+
+        process_options.enable(cache=False)  # as the parent command (its cache folder: below)
         if cache:
             import jax
 
