@@ -177,8 +177,24 @@ class BOSettings:
         mcmc: :class:`mumbo_jax.gp.fit_settings.MCMCSettings`.
         approx: :class:`ApproxSettings`, approximations for thousands of observations.
 
-    A record may be given as a dict of its fields (the others keep their defaults).
+    A record may be given as a dict of its fields (the others keep their defaults). A
+    flat name of before the records (``n_gstar``, ``fit_restarts``, ...; :func:`old_keys`)
+    is a TypeError that names its field today (``gstar.samples``).
     """
+
+    def __new__(cls, *args, **kwargs):
+        unknown = set(kwargs) - {f.name for f in dataclasses.fields(cls)}
+        old = old_keys() if unknown else {}
+        moved = [k for k in kwargs if k in unknown and k in old]
+        if moved:
+            where = ", ".join(f"{k} is now {old[k][0]}.{old[k][1]}" for k in moved)
+            records: dict = {}
+            for k in moved:
+                records.setdefault(old[k][0], {})[old[k][1]] = kwargs[k]
+            spelled = ", ".join(f"{r}={fields!r}" for r, fields in records.items())
+            raise TypeError(f"{cls.__name__}() got the old flat keyword{'s' * (len(moved) > 1)} "
+                            f"{', '.join(map(repr, moved))}: {where}; write {cls.__name__}({spelled})")
+        return super().__new__(cls)
 
     strategy: str = "robust"
     rule: RuleSettings = _record("rule")

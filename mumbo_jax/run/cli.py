@@ -28,6 +28,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 from mumbo_jax.run.config import ConfigError, find_config
@@ -145,6 +146,22 @@ def _error(message) -> int:
     return 2
 
 
+def _load_noting_old_keys(load, path):
+    """``load(path)``, printing the DeprecationWarnings of old key names (which Python's
+    default filters hide) as one line on stderr; other warnings are shown as usual."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = load(path)
+    old = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)))
+    for w in caught:
+        if not issubclass(w.category, DeprecationWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if old:
+        print(f"mumbo-jax: note: {path} uses old key names, read as today's (`mumbo-jax config-help` lists the "
+              f"new ones): {'; '.join(old)}", file=sys.stderr, flush=True)
+    return cfg
+
+
 # ---------------------------------------------------------------------------- list, config-help
 
 
@@ -212,8 +229,8 @@ def _run_command(args) -> int:
     from mumbo_jax.run.output import prepare_output
 
     try:
-        cfg = load_config(find_config(args.config)).replace(seeds=args.seeds, budget=args.budget,
-                                                            max_evals=args.max_evals, out=args.out)
+        cfg = _load_noting_old_keys(lambda path: load_config(path).replace(
+            seeds=args.seeds, budget=args.budget, max_evals=args.max_evals, out=args.out), find_config(args.config))
         prepare_output(cfg.out)
     except ConfigError as e:
         return _error(e)
@@ -244,7 +261,7 @@ def _tune_command(args) -> int:
     run_dir = getattr(args, "run_dir", None)
     try:
         if args.command == "tune":
-            cfg = tune.load_tune_config(find_config(args.config))
+            cfg = _load_noting_old_keys(tune.load_tune_config, find_config(args.config))
             run_dir = args.out or cfg.out
             results = tune.tune(cfg, out=run_dir, workers=args.workers, executor=args.executor,
                                 scheduler=args.scheduler, warm_start=args.warm_start)
@@ -275,8 +292,8 @@ def _compare_command(args) -> int:
     from mumbo_jax.run.output import prepare_output
 
     try:
-        cfg = load_compare_config(find_config(args.config)).replace(seeds=args.seeds, budget=args.budget,
-                                                                    max_evals=args.max_evals, out=args.out)
+        cfg = _load_noting_old_keys(lambda path: load_compare_config(path).replace(
+            seeds=args.seeds, budget=args.budget, max_evals=args.max_evals, out=args.out), find_config(args.config))
         only = None if args.strategies is None else [s.strip() for s in args.strategies.split(",") if s.strip()]
         if only is not None and (not only or any(s not in cfg.strategies for s in only)):
             raise ConfigError(f"--strategies {args.strategies!r}: labels must be among {', '.join(cfg.strategies)}")

@@ -41,7 +41,8 @@ from mumbo_jax.run.settings_config import (OLD_SECTION, SETTINGS, SETTINGS_SECTI
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
            "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
            "parse_compare_config", "STRATEGY_PRESETS", "DEPRECATED_LABELS", "RUN_SECTIONS", "COMPARE_SECTIONS",
-           "SETTINGS_SECTIONS", "read_toml", "check_settings", "settings_tables", "strategy_misfit", "find_config",
+           "SETTINGS_SECTIONS", "read_toml", "check_command", "check_settings", "settings_tables", "strategy_misfit",
+           "find_config",
            "packaged_configs",
            "BUDGET_RULE"]
 
@@ -152,6 +153,25 @@ def _without_old(data: Mapping) -> dict:
     return {k: v for k, v in data.items() if k != OLD_SECTION}
 
 
+# the sections that say which command a file is for
+TUNE_MARKS = ("objective", "parameters")
+
+
+def check_command(data: Mapping, command: str, fail) -> None:
+    """A file written for another command (a tuning config given to ``run``, a
+    comparison given to ``run``, a run config given to ``compare``) fails naming the
+    command that reads it, before its keys are checked."""
+    if any(k in data for k in TUNE_MARKS):
+        kind, other = "a tuning configuration ([objective], [parameters])", "tune"
+    elif command == "run" and "compare" in data and "run" not in data:
+        kind, other = "a comparison configuration ([compare])", "compare"
+    elif command == "compare" and "run" in data and "compare" not in data:
+        kind, other = "a run configuration ([run])", "run"
+    else:
+        return
+    fail(f"this is {kind}, not one for `mumbo-jax {command}`: run it with `mumbo-jax {other} FILE`")
+
+
 def _check_benchmark(values: dict, where: str, source, fail) -> problems.Problem:
     """Checks between the keys shared by [run] and [compare]: the model fits the
     problem's fidelities; ``out`` defaults to ``runs/<config stem>``."""
@@ -235,6 +255,7 @@ def parse_config(data: Mapping, source: str | None = None) -> RunConfig:
 
     ``source`` names the file in error messages and gives the default ``out``."""
     fail = _failer(source)
+    check_command(data, "run", fail)
     check_sections(_without_old(data), (RUN,), fail, extra=(SETTINGS,))
     values = RUN.validate(data["run"], fail)
     problem = _check_benchmark(values, "[run]", source, fail)
@@ -349,6 +370,7 @@ def load_compare_config(path) -> CompareConfig:
 def parse_compare_config(data: Mapping, source: str | None = None) -> CompareConfig:
     """Validate parsed TOML data of a comparison configuration."""
     fail = _failer(source)
+    check_command(data, "compare", fail)
     check_sections(_without_old(data), (COMPARE,), fail, extra=(SETTINGS, "strategies"))
     values = COMPARE.validate(data["compare"], fail)
     problem = _check_benchmark(values, "[compare]", source, fail)
