@@ -38,6 +38,9 @@ try:
 except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
+from mumbo_jax import process_options  # noqa: E402
+process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
+
 from mumbo_jax.bo import rules
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.kernel import MIN_BUFFER

@@ -220,6 +220,9 @@ def main(argv=None):
 
     jax.config.update("jax_enable_x64", True)
     sys.path.insert(0, str(ROOT))
+    from mumbo_jax import process_options
+
+    process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     ns = [int(v) for v in args.ns.split(",")]
     prob, task, x, z, y = design(max(ns))
     result = {"problem": "hartmann3", "ns": ns, "reps": args.reps, "machine": platform.platform(),

@@ -38,6 +38,9 @@ sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design, timed_asks  # noqa: E402
 
+from mumbo_jax import process_options  # noqa: E402
+process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
+
 from mumbo_jax.bo import asktell  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 

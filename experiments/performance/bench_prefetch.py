@@ -36,6 +36,9 @@ def child(args):
     import numpy as np
 
     jax.config.update("jax_enable_x64", True)
+    from mumbo_jax import process_options
+
+    process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo import kernel
     from mumbo_jax.bo.asktell import AskTell

@@ -56,6 +56,9 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
             budget: float | None = None, fit: dict | None = None, maximiser: dict | None = None) -> dict:
     import jax
     jax.config.update("jax_enable_x64", True)
+    from mumbo_jax import process_options
+
+    process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     import numpy as np
 
     from mumbo_jax.benchmarks import problems, tasks
