@@ -108,4 +108,4 @@ def test_many_evaluations_warn_once(saved):
         for _ in range(asktell.LARGE_N + 5):
             fresh.tell(b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=len(b)), 0, float(rng.normal()))
     large = [w for w in seen if issubclass(w.category, asktell.LargeDataWarning)]
-    assert len(large) == 1 and "n^3" in str(large[0].message)
+    assert len(large) == 1 and "n^2" in str(large[0].message) and "refit_growth" in str(large[0].message)

@@ -54,7 +54,7 @@ def pivoted_rows(kernel, x, z, mask, m: int, tol: float):
         col = (k_i - cols @ cols[i]) * jax.lax.rsqrt(jnp.maximum(resid[i], 1e-300))
         col = jnp.where(ok, col, 0.0)
         resid = jnp.maximum(resid - col ** 2, 0.0).at[i].set(0.0)
-        return resid, cols.at[:, j].set(col), rows.at[j].set(i), used.at[j].set(ok)
+        return resid, cols.at[:, j].set(col), rows.at[j].set(i.astype(rows.dtype)), used.at[j].set(ok)
 
     init = (diag, jnp.zeros((n, m), x.dtype), jnp.zeros(m, jnp.int32), jnp.zeros(m, bool))
     _, _, rows, used = jax.lax.fori_loop(0, m, step, init)

@@ -80,11 +80,8 @@ def append(post: posterior.Posterior, row, x, z, y):
         spec, post.params, s, post.x.at[row].set(xu[0]), post.z.at[row].set(zu[0]), post.mask.at[row].set(1.0),
         post.chol_inv.at[row].set(new_row), alpha, post.noise, post.y.at[row].set(y_std))
 
-    def refactorise(_):
-        p = updated
-        return posterior._factorise(spec, p.params, s, p.x, p.z, p.y, p.mask, p.noise)
-
-    return jax.lax.cond(ok, lambda _: updated, refactorise, None), ok
+    # the same model on the same rows, factorised afresh (the hyper-parameters, scaling and noise held)
+    return jax.lax.cond(ok, lambda _: updated, lambda _: posterior.recondition(updated, updated.mask), None), ok
 
 
 @jit
