@@ -165,3 +165,144 @@ def test_concurrent_tune_and_resumes_never_pay_twice(tmp_path):
     assert len(set(ids)) == len(ids)  # no evaluation paid twice
     res = json.loads((run_dir / "results.json").read_text())
     assert res["counts"]["evaluations"] == 7 and res["cost"]["spent"] == sum(r["cost"] for r in evals)
+
+
+def test_a_released_lock_leaves_no_file_and_a_killed_holder_leaves_its_identity(tmp_path):
+    with lock.run_lock(tmp_path, "mumbo-jax run"):
+        assert (tmp_path / lock.LOCK_NAME).is_file()
+    assert not (tmp_path / lock.LOCK_NAME).exists()  # a finished command leaves the folder as it was
+    proc = hold(tmp_path)
+    kill(proc)
+    assert json.loads((tmp_path / lock.LOCK_NAME).read_text())["pid"] == proc.pid  # for the next holder to report
+
+
+def test_check_free_refuses_a_live_holder_and_creates_nothing(tmp_path):
+    lock.check_free(tmp_path)
+    assert not (tmp_path / lock.LOCK_NAME).exists()
+    proc = hold(tmp_path)
+    try:
+        with pytest.raises(lock.RunLockedError, match=f"in use by test holder .*pid {proc.pid}"):
+            lock.check_free(tmp_path)
+        with pytest.raises(lock.RunLockedError):
+            lock.check_free(str(tmp_path))
+    finally:
+        kill(proc)
+    lock.check_free(tmp_path)  # a dead holder's file: free
+    with lock.run_lock(tmp_path, "next") as held:  # and still reported as stale by the next holder
+        assert held.stale["pid"] == proc.pid
+
+
+RACE = """
+import os, sys, time
+from mumbo_jax.run import lock
+folder, n = sys.argv[1], int(sys.argv[2])
+busy = os.path.join(folder, "busy")
+done = 0
+while done < n:
+    try:
+        held = lock.acquire(folder, "racer")
+    except lock.RunLockedError:
+        continue
+    try:
+        fd = os.open(busy, os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # fails if another racer holds the lock too
+        os.close(fd)
+        time.sleep(0.0005)
+        os.unlink(busy)
+        done += 1
+    finally:
+        held.release()
+print(done)
+"""
+
+
+def test_removing_the_lock_file_keeps_one_holder_at_a_time(tmp_path):
+    """Racers take, hold and release (remove) the lock in a loop: never two at once
+    (a holder that locked a file removed meanwhile would be a second holder)."""
+    racers = [subprocess.Popen([sys.executable, "-c", RACE, str(tmp_path), "150"], env=ENV, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=240) for p in racers]
+    assert [p.returncode for p in racers] == [0, 0, 0], [o[1][-2000:] for o in outs]
+    assert [o[0].strip() for o in outs] == ["150"] * 3
+    assert not (tmp_path / lock.LOCK_NAME).exists()
+
+
+REFUSE = """
+import sys, time
+t0 = time.perf_counter()
+from mumbo_jax.run import cli
+code = cli.main(sys.argv[1:])
+print(code, "jax" in sys.modules, round(time.perf_counter() - t0, 3))
+"""
+
+
+def test_a_held_folder_is_refused_before_jax_is_imported(tmp_path):
+    """resume RUN_DIR, tune --out, run with the config's own out (a shipped name's
+    default, runs/forrester), compare: exit 2 naming the holder, and JAX never imported."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / jr.JOURNAL_NAME).write_text('{"type":"header"}\n')
+    (tmp_path / "runs" / "forrester").mkdir(parents=True)
+    (tmp_path / "c.toml").write_text('[compare]\nproblem = "forrester"\nstrategies = ["random"]\nbudget = 5\n'
+                                     f'out = "{out}"\n')
+    holders = [hold(out), hold(tmp_path / "runs" / "forrester")]
+    try:
+        for argv, pid in ((["resume", str(out)], holders[0].pid),
+                          (["tune", "tune_example", "--out", str(out)], holders[0].pid),
+                          (["compare", "c.toml"], holders[0].pid),
+                          (["run", "forrester"], holders[1].pid)):
+            got = subprocess.run([sys.executable, "-c", REFUSE, *argv], env=ENV, capture_output=True, text=True,
+                                 timeout=120, cwd=tmp_path)
+            code, jax_imported, _ = got.stdout.split()
+            assert (code, jax_imported) == ("2", "False"), (argv, got.stdout, got.stderr)
+            assert f"in use by test holder (host {socket.gethostname()}, pid {pid}" in got.stderr, (argv, got.stderr)
+    finally:
+        for proc in holders:
+            kill(proc)
+
+
+def test_tune_names_the_live_holder_of_a_folder_with_a_journal(tmp_path):
+    """From Python too: a live holder is named before "already holds a run"."""
+    from mumbo_jax.run import tune
+
+    (tmp_path / jr.JOURNAL_NAME).write_text('{"type":"header"}\n')
+    proc = hold(tmp_path)
+    try:
+        with pytest.raises(lock.RunLockedError, match=f"pid {proc.pid}"):
+            tune.tune(tune.load_tune_config(cli_config("tune_example")), out=tmp_path)
+    finally:
+        kill(proc)
+    with pytest.raises(jr.JournalError, match="already holds a run"):
+        tune.tune(tune.load_tune_config(cli_config("tune_example")), out=tmp_path)
+
+
+def cli_config(name):
+    from mumbo_jax.run.config import find_config
+
+    return find_config(name)
+
+
+def test_the_package_claims_only_the_systems_the_lock_runs_on():
+    import tomllib
+
+    classifiers = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["classifiers"]
+    systems = [c for c in classifiers if c.startswith("Operating System")]
+    assert systems and "Operating System :: OS Independent" not in systems  # fcntl.flock is POSIX only
+    assert all(c.startswith("Operating System :: POSIX") for c in systems)
+
+
+def test_the_top_level_names_load_on_first_use():
+    """``import mumbo_jax`` starts no JAX (the lock check above relies on it); every name
+    of ``__all__`` resolves to the object of its home module."""
+    got = subprocess.run([sys.executable, "-c", "import sys, mumbo_jax; print('jax' in sys.modules); "
+                          "print(all(hasattr(mumbo_jax, n) for n in mumbo_jax.__all__), 'jax' in sys.modules)"],
+                         env=ENV, capture_output=True, text=True, timeout=300)
+    assert got.stdout.split() == ["False", "True", "True"], got.stderr
+    import importlib
+
+    import mumbo_jax
+
+    homes = mumbo_jax._HOMES
+    assert sorted(n for names in homes.values() for n in names) == sorted(set(mumbo_jax.__all__) - {"__version__"})
+    for module, names in homes.items():
+        for n in names:
+            assert getattr(mumbo_jax, n) is getattr(importlib.import_module(module), n)

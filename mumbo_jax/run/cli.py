@@ -28,10 +28,11 @@ import signal
 import sys
 import threading
 import time
+import tomllib
 import warnings
 from pathlib import Path
 
-from mumbo_jax.run.config import ConfigError, find_config
+from mumbo_jax.run.schema import ConfigError  # light: nothing here may start JAX before main() checks the lock
 
 __all__ = ["main", "list_text", "config_help", "deterministic_xla_flags", "DETERMINISTIC_XLA_FLAGS",
            "enable_compilation_cache"]
@@ -225,7 +226,7 @@ def config_help(kind: str | None = None, markdown: bool = False) -> str:
 
 def _run_command(args) -> int:
     from mumbo_jax.run import runner
-    from mumbo_jax.run.config import load_config
+    from mumbo_jax.run.config import find_config, load_config
     from mumbo_jax.run.output import prepare_output
 
     try:
@@ -256,6 +257,7 @@ def _tune_command(args) -> int:
     config / journal / objective / output folder, 130 interrupted (the journal keeps
     every finished evaluation)."""
     from mumbo_jax.run import tune
+    from mumbo_jax.run.config import find_config
     from mumbo_jax.run.journal import JournalError
 
     run_dir = getattr(args, "run_dir", None)
@@ -288,7 +290,7 @@ def _tune_command(args) -> int:
 def _compare_command(args) -> int:
     """``compare``: exit 0 done, 2 bad config, arguments or output folder, 130 interrupted."""
     from mumbo_jax.run import compare
-    from mumbo_jax.run.config import load_compare_config
+    from mumbo_jax.run.config import find_config, load_compare_config
     from mumbo_jax.run.output import prepare_output
 
     try:
@@ -396,6 +398,47 @@ def interrupt_watcher():
     return stop
 
 
+def _folder_of(args) -> Path | None:
+    """The folder a writing command will lock, found without the heavy imports: the
+    ``--out`` or ``RUN_DIR`` argument, else the config file's ``out`` or its default
+    ``runs/<config stem>``. None when it cannot tell (the command's own checks decide)."""
+    if args.command == "resume":
+        return Path(args.run_dir)
+    if getattr(args, "out", None):
+        return Path(args.out)
+    path = Path(args.config)
+    if not path.exists():  # a shipped config by name, as config.find_config finds it
+        stem = path.name[:-5] if path.name.endswith(".toml") else path.name
+        path = Path(__file__).resolve().parent / "configs" / f"{stem}.toml"
+        if Path(args.config).parent not in (Path("."), Path("configs")) or not path.is_file():
+            return None
+    try:
+        with open(path, "rb") as fh:
+            out = tomllib.load(fh).get("compare" if args.command == "compare" else "run", {}).get("out")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if out is None or (args.command == "tune" and out == ""):
+        return Path("runs") / path.stem
+    return Path(out) if isinstance(out, str) and out else None
+
+
+def _refuse_if_held(args) -> int | None:
+    """Refuse a writing command whose folder another process holds (exit 2, naming the
+    holder: :func:`mumbo_jax.run.lock.check_free`) before JAX is imported; None: go on."""
+    from mumbo_jax.run import lock
+
+    if args.command not in ("run", "compare", "tune", "resume"):
+        return None
+    folder = _folder_of(args)
+    if folder is None:
+        return None
+    try:
+        lock.check_free(folder)
+    except ConfigError as e:
+        return _error(e)
+    return None
+
+
 def main(argv=None) -> int:
     """Entry point of ``mumbo-jax`` and ``python -m mumbo_jax``; returns the exit code.
 
@@ -404,6 +447,9 @@ def main(argv=None) -> int:
     command within a second (:func:`interrupt_watcher`)."""
     deterministic_xla_flags()
     args = _parser().parse_args(argv)
+    refused = _refuse_if_held(args)  # before the heavy imports: a refusal takes a fraction of a second
+    if refused is not None:
+        return refused
     if args.command in ("run", "compare", "tune", "resume"):
         stop = interrupt_watcher()
         try:

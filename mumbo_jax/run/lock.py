@@ -9,8 +9,15 @@ a dead holder never blocks a later command. The file also holds the holder's ide
 writer is refused with :class:`RunLockedError` naming that holder, and a new holder
 that finds a previous holder's identity reports it as a stale lock it took over.
 
-The lock file is never deleted (deleting a lock file lets two processes hold locks on
-two different files of the same name); releasing it empties the holder's identity.
+A command that ends (done, failed or interrupted) removes the lock file; one killed
+(``kill -9``) leaves it, with its identity, for the next holder to report. Removal is
+safe against the classic race (a second process locking the file just removed while a
+third creates a new one): a holder unlinks the file while it still holds the lock, and
+:func:`acquire` keeps a lock only on the file that is still at the path (same inode),
+else it retries.
+
+:func:`check_free` is the same refusal without taking the lock; it imports nothing heavy,
+so the command line calls it before JAX starts.
 
 Limits: ``flock`` is advisory (a process that does not ask for the lock is not
 stopped) and on network file systems it depends on the server (Linux NFSv4 maps it to
@@ -32,7 +39,8 @@ from pathlib import Path
 
 from mumbo_jax.run.schema import ConfigError
 
-__all__ = ["LOCK_NAME", "RunLockedError", "RunLock", "run_lock", "read_holder", "holder_alive"]
+__all__ = ["LOCK_NAME", "RunLockedError", "RunLock", "run_lock", "acquire", "check_free", "read_holder",
+           "holder_alive"]
 
 LOCK_NAME = ".mumbo-lock"
 
@@ -104,13 +112,17 @@ class RunLock:
         self.path, self._fd, self.holder, self.stale = path, fd, holder, stale
 
     def release(self):
-        """Empty the holder's identity and unlock (idempotent)."""
+        """Remove the lock file (while still holding it) and unlock (idempotent)."""
         if self._fd is None:
             return
         try:
-            os.ftruncate(self._fd, 0)
-        except OSError:
-            pass
+            if _same_file(self._fd, self.path):
+                os.unlink(self.path)
+        except OSError:  # cannot remove it (a read-only folder): leave it empty, as released
+            try:
+                os.ftruncate(self._fd, 0)
+            except OSError:
+                pass
         try:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
@@ -124,6 +136,62 @@ class RunLock:
         self.release()
 
 
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is the file at ``path`` now (not one removed since it was opened)."""
+    try:
+        a, b = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _refuse(folder, info: dict | None):
+    raise RunLockedError(f"{folder} is in use by {_describe(info)}; wait for it to finish or stop it (a killed "
+                         "holder releases the folder at once)")
+
+
+_PATIENCE_S = 0.2  # a lock held for an instant (a check_free, a holder writing its identity): retry this long
+
+
+def _blocked(folder, deadline: float) -> dict | None:
+    """After a refused ``flock``: the holder's identity when this is a real holder (a
+    live one, or anyone once ``deadline`` passed), else None (try again: a lock taken
+    for an instant, or an identity not written yet or left by a dead process)."""
+    info = read_holder(folder)
+    if (info is not None and holder_alive(info) is not False) or time.monotonic() > deadline:
+        return info or {}
+    time.sleep(0.005)
+    return None
+
+
+def check_free(folder) -> None:
+    """Raise :class:`RunLockedError` (naming the holder, as :func:`acquire`) when another
+    process holds ``folder``'s lock; otherwise return, creating nothing. Light: the
+    command line calls it before the heavy imports. A folder that is free now may be
+    taken before this process's own :func:`acquire`, which checks again."""
+    path = Path(folder) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # no lock file (never locked, or released), or not one we can open: acquire() decides
+        return
+    deadline = time.monotonic() + _PATIENCE_S
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # shared: two checks never refuse each other
+                return
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    return
+            if not _same_file(fd, path):  # its holder has just removed it
+                return
+            info = _blocked(folder, deadline)
+            if info is not None:
+                _refuse(folder, info)
+    finally:
+        os.close(fd)
+
+
 def acquire(folder, command: str) -> RunLock:
     """Take the lock of ``folder`` (which must exist) for ``command`` (e.g. ``"mumbo-jax
     tune"``), without waiting.
@@ -134,18 +202,28 @@ def acquire(folder, command: str) -> RunLock:
         ConfigError: the lock file cannot be created or opened.
     """
     path = Path(folder) / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError as e:
-        raise ConfigError(f"cannot create the lock file {path}: {e.strerror or e}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
-        os.close(fd)
-        if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise ConfigError(f"cannot lock {path}: {e.strerror or e}") from None
-        raise RunLockedError(f"{folder} is in use by {_describe(read_holder(folder))}; wait for it to finish or "
-                             "stop it (a killed holder releases the folder at once)") from None
+    deadline = time.monotonic() + _PATIENCE_S
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as e:
+            raise ConfigError(f"cannot create the lock file {path}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            moved = not _same_file(fd, path)
+            os.close(fd)
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise ConfigError(f"cannot lock {path}: {e.strerror or e}") from None
+            if moved:  # its holder has just removed it: lock the file at the path now
+                continue
+            info = _blocked(folder, deadline)
+            if info is not None:
+                _refuse(folder, info)
+            continue
+        if _same_file(fd, path):
+            break
+        os.close(fd)  # locked a file its holder removed meanwhile: lock the one at the path now
     try:
         old = os.read(fd, 65536)
         stale = None

@@ -53,7 +53,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from mumbo_jax.run.journal import JOURNAL_NAME, Journal, JournalError
-from mumbo_jax.run.lock import run_lock
+from mumbo_jax.run.lock import check_free, run_lock
 from mumbo_jax.run.x64 import with_x64
 from mumbo_jax.run.output import prepare_output
 from mumbo_jax.run.schema import ConfigError
@@ -459,6 +459,7 @@ def tune(config, objective: Callable | str | None = None, out=None, stream=None,
         worker_ref(objective)
     warm = read_warm_start(cfg, [warm_start] if isinstance(warm_start, (str, Path)) else warm_start)
     run_dir = Path(cfg.out)
+    check_free(run_dir)  # a live holder is named (RunLockedError) before "already holds a run"
     if (run_dir / JOURNAL_NAME).exists():
         raise JournalError(f"{run_dir} already holds a run ({JOURNAL_NAME}): `mumbo-jax resume {run_dir}` continues "
                            "it; choose another output folder for a new run")
