@@ -54,7 +54,7 @@ def test_long_sequence_with_growing_buffer_matches_fresh_factorisation(kind):
         spec = models.icm_model([(0.0, 1.0)] * 3, 3)
     else:
         spec = models.product_model([(0.0, 1.0)] * 2, (0.0, 1.0))
-    x, z, y = _data(spec, 140, 0)
+    x, z, y = _data(spec, 90, 0)
     params = models.random_params(spec, jax.random.PRNGKey(3))
     n0 = 20
     scaling = models.make_scaling(spec, y[:n0])  # held from the "refit" at n0 rows
