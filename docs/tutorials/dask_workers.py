@@ -3,7 +3,7 @@
 ``mumbo_jax.run.tune`` keeps several evaluations in flight and tells the model each
 result as it finishes; a decision made while others are still running conditions on them
 (kriging believer). Any ``concurrent.futures.Executor`` works; here a Dask
-``LocalCluster`` (``pip install "mumbo-jax[workers]"``). Every evaluation is journaled:
+``LocalCluster`` (``pip install ".[workers]"`` in the mumbo-jax checkout). Every evaluation is journaled:
 ``tune.resume(run_dir, ...)`` continues a killed run.
 
     python docs/tutorials/dask_workers.py
@@ -22,7 +22,7 @@ from mumbo_jax.run import tune  # noqa: E402
 try:
     from distributed import Client, LocalCluster
 except ImportError:  # the workers extra is not installed
-    print("dask.distributed is not installed: pip install 'mumbo-jax[workers]'")
+    print("dask.distributed is not installed: pip install '.[workers]' in the mumbo-jax checkout (or pip install 'dask[distributed]')")
     raise SystemExit(0)
 
 STEPS = int(os.environ.get("MUMBO_TUTORIAL_STEPS", "8"))

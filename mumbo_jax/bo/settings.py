@@ -49,7 +49,8 @@ class RuleSettings:
     gain: str | None = knob(None, "MUMBO's gain path: table (the fast default) or simpson (direct vmapped Simpson "
                             "quadrature, the reference); unset: the rule's own default. Rules with a gain path "
                             "only (mumbo).", choices=lambda: rules.GAINS, old="gain")
-    ucb_beta: float | None = knob(None, "UCB coefficient of ucb, mf_gp_ucb and boca; unset: Kandasamy et al.'s "
+    ucb_beta: float | None = knob(None, "beta of ucb, mf_gp_ucb and boca, which score mu + sqrt(beta) sd "
+                                  "(beta multiplies the variance, not the sd); unset: Kandasamy et al.'s "
                                   "0.2 d log(2 t), t = observations so far.", low=0, old="ucb_beta")
     mtbo_samples: int = knob(50, "mtbo: Monte Carlo samples of g at the representer points (the paper's MTBO-N).",
                              low=1, cap=100_000, old="mtbo_samples")

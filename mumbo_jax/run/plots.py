@@ -17,7 +17,8 @@ import numpy as np
 __all__ = ["REGRET_FLOOR", "INCUMBENT", "step_interpolate", "regret_statistics", "regret_quantiles", "plot_regret"]
 
 REGRET_FLOOR = 1e-12  # regrets are clipped here on the log axis (a regret may be exactly 0)
-INCUMBENT = "incumbent: the recommendation; by default (incumbent_rule 'global') the posterior mean's maximiser over the box"
+INCUMBENT = ("incumbent: the recommendation (recommendation.rule; by default 'robust': the posterior mean's maximiser where "
+             "its lower bound beats the best x measured at the target, else that x)")
 
 
 def step_interpolate(cost_spent, values, grid):

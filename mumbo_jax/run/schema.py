@@ -231,7 +231,8 @@ def render_text(sections: Sequence[Section]) -> str:
 def render_markdown(sections: Sequence[Section]) -> str:
     """A markdown reference: one table per section (the README's configuration
     reference)."""
-    esc = lambda text: text.replace("<", "&lt;").replace("|", "or")  # no HTML tags, no cell breaks
+    # no HTML tags, no cell breaks: a choice list's " | " reads "or", any other | (|value|) is kept as &#124;
+    esc = lambda text: text.replace("<", "&lt;").replace(" | ", " or ").replace("|", "&#124;")
     lines = []
     for s in sections:
         lines += [f"`[{s.name}]`{' (required)' if s.required else ''}: {esc(s.doc)}", "",

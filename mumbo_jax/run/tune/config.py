@@ -113,7 +113,7 @@ WORKERS = Section("workers", "Parallel evaluations: how many run at once and whe
     Field("n", int, "Evaluations in flight at once (1: one at a time, in the driver or its worker process).",
           default=1, low=1, high=MAX_WORKERS),
     Field("executor", str, "process: n isolated local worker processes (they die with the driver); dask: the "
-          "workers of a Dask cluster (needs scheduler; pip install 'mumbo-jax[workers]').", default="process",
+          "workers of a Dask cluster (needs scheduler; pip install '.[workers]' in the mumbo-jax checkout, or pip install 'dask[distributed]').", default="process",
           choices=("process", "dask")),
     Field("scheduler", str, "Dask scheduler address, e.g. 'tcp://10.0.0.5:8786' (executor = 'dask')."),
     Field("connect_timeout_s", float, "Seconds to wait for the Dask scheduler before giving up.", default=10.0,

@@ -168,7 +168,7 @@ def _dask_executor(scheduler: str, timeout: float):
     try:
         from distributed import Client
     except ImportError:
-        raise ConfigError("[workers] executor = 'dask' needs dask.distributed: pip install 'mumbo-jax[workers]'") \
+        raise ConfigError("[workers] executor = 'dask' needs dask.distributed: pip install 'dask[distributed]' (the workers extra: pip install '.[workers]' in the mumbo-jax checkout)") \
             from None
     try:
         client = Client(scheduler, timeout=timeout, set_as_default=False)
