@@ -1,5 +1,6 @@
 """Ctrl-C ends a command within a second, even inside a long compiled computation."""
 
+import json
 import os
 import signal
 import subprocess
@@ -8,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.bo_helpers import FAST_TOML
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MUMBO_JAX_CACHE": "off"}
@@ -75,6 +78,51 @@ def test_run_stops_within_a_second_inside_the_compiled_loop(tmp_path, blocked):
     assert code == 130, err
     assert took < 1.5, took
     assert "interrupted" in err
+
+
+def test_run_interrupted_while_compiling_says_nothing_was_written(tmp_path):
+    """One line, naming no file (none was written), saying how to continue; the lock
+    file is removed (the watcher ends the process inside the compile)."""
+    (tmp_path / "slow.toml").write_text(SLOW_RUN)
+    code, took, err = interrupt_after(["run", "slow.toml", "--out", "o"], "compiles", tmp_path, wait=1.0)
+    assert code == 130 and took < 1.5, (code, took, err)
+    lines = [line for line in err.splitlines() if "interrupted" in line]
+    assert len(lines) == 1, err
+    assert "before the first seed finished; no results were written to o/" in lines[0]
+    assert "`mumbo-jax run slow.toml --out o --resume`" in lines[0] and "journal" not in err
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == []  # no results, and no lock file left
+
+
+MANY_SEEDS = """\
+[run]
+problem = "forrester"
+strategy = "ei"
+budget = 40
+seeds = 40
+max_evals = 6
+""" + FAST_TOML
+
+
+def test_run_interrupted_after_seeds_finished_names_their_files_and_plots_them(tmp_path):
+    """After a seed finished: one line naming the files that hold the finished seeds
+    (results.json, evaluations.csv and their regret.png, all on disk) and the command
+    that runs the others."""
+    (tmp_path / "many.toml").write_text(MANY_SEEDS)
+    code, took, err = interrupt_after(["run", "many.toml", "--out", "o", "--force"], "seed 1 done", tmp_path,
+                                      wait=0.5)
+    assert code == 130 and took < 1.5, (code, took, err)
+    lines = [line for line in err.splitlines() if "interrupted" in line]
+    assert len(lines) == 1, err
+    out = tmp_path / "o"
+    res = json.loads((out / "results.json").read_text())
+    done = [s["seed"] for s in res["seeds"]]
+    assert done and len(done) < 40 and not res["complete"]
+    plural = "s" * (len(done) > 1)
+    assert f"interrupted; seed{plural} {', '.join(map(str, done))} of 40 finished, in o/results.json, " \
+           "o/evaluations.csv, o/regret.png; `mumbo-jax run many.toml --out o --resume` runs the others" in lines[0]
+    assert (out / "regret.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert {int(row.split(",")[0]) for row in (out / "evaluations.csv").read_text().splitlines()[1:]} == set(done)
+    assert not (out / ".mumbo-lock").exists()
 
 
 def test_tune_stops_within_a_second_inside_a_long_evaluation(tmp_path):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -240,16 +241,28 @@ def _run_command(args) -> int:
         multi = sharding.initialize(args.coordinator, args.num_processes, args.process_id)
     except ValueError as e:
         return _error(e)
+    status: dict = {}
+    _on_interrupt(lambda: _run_interrupted(args, cfg, status))
     try:
         runner.run_config(cfg, steps=args.steps, batching="shard" if (args.shard or multi) else None,
-                          resume=args.resume, force=args.force)
+                          resume=args.resume, force=args.force, status=status)
     except ConfigError as e:
         return _error(e)
     except KeyboardInterrupt:
-        print(f"mumbo-jax: interrupted; the finished seeds are in {Path(cfg.out) / runner.RESULTS_NAME}",
-              file=sys.stderr)
-        return 130
+        return _interrupted()
     return 0
+
+
+def _run_interrupted(args, cfg, status: dict) -> str:
+    """The line a Ctrl-C of ``run`` prints: the files on disk (only those written) and
+    the command that continues."""
+    again = "mumbo-jax " + shlex.join([a for a in args.argv if a not in ("--force", "--resume")] + ["--resume"])
+    out, done, files = Path(cfg.out), status.get("finished", []), status.get("files", [])
+    if not files:
+        return (f"mumbo-jax: interrupted before the first seed finished; no results were written to {out}/; "
+                f"`{again}` starts again")
+    return (f"mumbo-jax: interrupted; seed{'s' * (len(done) != 1)} {', '.join(map(str, done))} of {cfg.seeds} "
+            f"finished, in {', '.join(str(out / f) for f in files)}; `{again}` runs the others")
 
 
 def _tune_command(args) -> int:
@@ -261,6 +274,7 @@ def _tune_command(args) -> int:
     from mumbo_jax.run.journal import JournalError
 
     run_dir = getattr(args, "run_dir", None)
+    _on_interrupt(lambda: _tune_interrupted(run_dir))
     try:
         if args.command == "tune":
             cfg = _load_noting_old_keys(tune.load_tune_config, find_config(args.config))
@@ -272,9 +286,7 @@ def _tune_command(args) -> int:
     except (ConfigError, JournalError) as e:
         return _error(e)
     except KeyboardInterrupt:
-        print(f"mumbo-jax: interrupted; every finished evaluation is in the journal: mumbo-jax resume {run_dir}",
-              file=sys.stderr)
-        return 130
+        return _interrupted()
     if results["aborted"]:
         first = next((r["error"] for r in results["evaluations"] if r["status"] == "failed"), "")
         ok = results["counts"]["ok"]
@@ -285,6 +297,17 @@ def _tune_command(args) -> int:
               + f" (first error: {first[:200]})", file=sys.stderr)
         return 1
     return 0
+
+
+JOURNAL_NAME = "journal.jsonl"  # mumbo_jax.run.journal.JOURNAL_NAME, without importing it at Ctrl-C
+
+
+def _tune_interrupted(run_dir) -> str:
+    """The line a Ctrl-C of ``tune`` or ``resume`` prints."""
+    if run_dir is None or not (Path(run_dir) / JOURNAL_NAME).is_file():
+        return "mumbo-jax: interrupted before the run started; nothing was evaluated"
+    return (f"mumbo-jax: interrupted; every finished evaluation is in {Path(run_dir) / JOURNAL_NAME}; "
+            f"`mumbo-jax resume {shlex.quote(str(run_dir))}` continues")
 
 
 def _compare_command(args) -> int:
@@ -302,6 +325,8 @@ def _compare_command(args) -> int:
         prepare_output(cfg.out)
     except ConfigError as e:
         return _error(e)
+    if not args.render_only:
+        _on_interrupt(lambda: _compare_interrupted(args, cfg))
     try:
         if args.render_only:
             compare.render(cfg.out)
@@ -310,9 +335,18 @@ def _compare_command(args) -> int:
     except ValueError as e:
         return _error(e)
     except KeyboardInterrupt:
-        print("mumbo-jax: interrupted (results.json holds the strategies that finished)", file=sys.stderr)
-        return 130
+        return _interrupted()
     return 0
+
+
+def _compare_interrupted(args, cfg) -> str:
+    """The line a Ctrl-C of ``compare`` prints."""
+    again = "mumbo-jax " + shlex.join([a for a in args.argv if a not in ("--force", "--resume")] + ["--resume"])
+    results = Path(cfg.out) / "results.json"
+    if not results.is_file():
+        return (f"mumbo-jax: interrupted before the first strategy finished; no results were written to "
+                f"{cfg.out}/; `{again}` starts again")
+    return f"mumbo-jax: interrupted; {results} holds the strategies that finished; `{again}` runs the others"
 
 
 def enable_compilation_cache() -> str | None:
@@ -345,6 +379,26 @@ def deterministic_xla_flags(environ=None) -> bool:
 
 INTERRUPT_GRACE_S = 0.7  # after Ctrl-C, how long the main thread may take to stop by itself
 
+# what a Ctrl-C prints, once: each command sets its message (what is on disk, how to
+# continue); the main thread (KeyboardInterrupt) or the watcher, whichever comes first, prints it
+_INTERRUPT = {"message": lambda: "mumbo-jax: interrupted", "once": threading.Lock()}
+
+
+def _on_interrupt(message) -> None:
+    """Set the line a Ctrl-C of the running command prints (``message()``, called then)."""
+    _INTERRUPT["message"] = message
+
+
+def _interrupted() -> int:
+    """Print the command's interrupt line unless it was printed already; return 130."""
+    if _INTERRUPT["once"].acquire(blocking=False):
+        try:
+            line = _INTERRUPT["message"]()
+        except Exception:  # the message must never hide the interrupt
+            line = "mumbo-jax: interrupted"
+        print(line, file=sys.stderr, flush=True)
+    return 130
+
 
 def interrupt_watcher():
     """Make Ctrl-C (SIGINT) end the process within a second, even while the main thread
@@ -354,10 +408,16 @@ def interrupt_watcher():
     The signal's C handler writes to a wakeup pipe (:func:`signal.set_wakeup_fd`) whatever
     the main thread is doing; a daemon thread reading it gives the main thread
     :data:`INTERRUPT_GRACE_S` to stop by itself (KeyboardInterrupt, exit code 130), then
-    ends the process with exit code 130. Safe for every command: ``run`` and ``compare``
-    write their results atomically after each seed or strategy, and a tuning journal
+    ends the process with exit code 130. Either way the command's one line is printed
+    once (what is on disk, and the command that continues), and the watcher releases the
+    run-folder lock (its file removed) before it ends the process. Safe for every
+    command: ``run`` and ``compare`` write their results (and ``run`` its plot)
+    atomically after each seed or strategy, and a tuning journal
     survives a kill at any moment. Returns ``stop()``, which restores the previous
     wakeup fd and ends the thread (a no-op outside the main thread)."""
+    from mumbo_jax.run import lock  # imported now: the watcher thread must not import while the main one may
+
+    _INTERRUPT.update(message=lambda: "mumbo-jax: interrupted", once=threading.Lock())
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     # a parent that spawned this process with SIGINT blocked (a library's helper-process
@@ -382,8 +442,8 @@ def interrupt_watcher():
                 return
             if int(signal.SIGINT) in data:
                 time.sleep(INTERRUPT_GRACE_S)
-                print("mumbo-jax: interrupted (results written so far are kept; a tuning run resumes from its "
-                      "journal)", file=sys.stderr, flush=True)
+                _interrupted()  # unless the main thread said it already
+                lock.release_all()  # a command that ends removes its lock file, Ctrl-C included
                 os._exit(130)
 
     thread = threading.Thread(target=watch, name="mumbo-jax-sigint", daemon=True)
@@ -447,6 +507,7 @@ def main(argv=None) -> int:
     command within a second (:func:`interrupt_watcher`)."""
     deterministic_xla_flags()
     args = _parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for the line that says how to continue
     refused = _refuse_if_held(args)  # before the heavy imports: a refusal takes a fraction of a second
     if refused is not None:
         return refused

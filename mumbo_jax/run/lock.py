@@ -34,13 +34,14 @@ import fcntl
 import json
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 
 from mumbo_jax.run.schema import ConfigError
 
-__all__ = ["LOCK_NAME", "RunLockedError", "RunLock", "run_lock", "acquire", "check_free", "read_holder",
-           "holder_alive"]
+__all__ = ["LOCK_NAME", "RunLockedError", "RunLock", "run_lock", "acquire", "check_free", "release_all",
+           "read_holder", "holder_alive"]
 
 LOCK_NAME = ".mumbo-lock"
 
@@ -110,9 +111,17 @@ class RunLock:
 
     def __init__(self, path: Path, fd: int, holder: dict, stale: dict | None):
         self.path, self._fd, self.holder, self.stale = path, fd, holder, stale
+        self._releasing = threading.Lock()
+        _HELD.add(self)
 
     def release(self):
-        """Remove the lock file (while still holding it) and unlock (idempotent)."""
+        """Remove the lock file (while still holding it) and unlock (idempotent; safe from
+        another thread, as :func:`release_all`)."""
+        with self._releasing:
+            self._release()
+
+    def _release(self):
+        _HELD.discard(self)
         if self._fd is None:
             return
         try:
@@ -134,6 +143,16 @@ class RunLock:
 
     def __exit__(self, *exc):
         self.release()
+
+
+_HELD: set = set()  # the locks this process holds
+
+
+def release_all() -> None:
+    """Release every lock this process holds (the command line's Ctrl-C watcher calls it
+    just before it ends the process)."""
+    for held in list(_HELD):
+        held.release()
 
 
 def _same_file(fd: int, path: Path) -> bool:

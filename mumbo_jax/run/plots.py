@@ -9,6 +9,7 @@ standard error (as its table).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -108,7 +109,7 @@ def plot_regret(curves, path, title: str = "", budget: float | None = None, show
     Args:
         curves: ``[(cost_spent, regret), ...]`` for one method, or a mapping
             ``{label: [(cost_spent, regret), ...]}`` to compare methods on one axis.
-        path: output file (the format follows the suffix, e.g. ``.png``).
+        path: output file (the format follows the suffix, e.g. ``.png``), replaced atomically.
         title: the axes title.
         budget: if given, a dotted vertical line at this cost.
         show_seeds: draw each seed's step curve faintly behind the mean.
@@ -160,5 +161,7 @@ def plot_regret(curves, path, title: str = "", budget: float | None = None, show
              fontsize="x-small", color="0.3")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = Path(path)
-    fig.savefig(path)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")  # the same suffix: savefig's format follows it
+    fig.savefig(tmp)
+    os.replace(tmp, path)  # atomic: an interrupted run leaves the last whole plot, never half of one
     return path

@@ -14,7 +14,9 @@ Output folder (checked writable before any work):
 * ``evaluations.csv``: every evaluation of every seed, initial design included, one row
   each (``seed, phase, step, z, cost, y, cost_spent, x0 .. x{d-1}``).
 * ``regret.png``: simple regret of the incumbent against the cost spent after the
-  initial design: median over seeds with the 25-75 % quartile band, each seed faint.
+  initial design: median over seeds with the 25-75 % quartile band, each seed faint;
+  redrawn (atomically) with ``results.json``, so an interrupted run keeps the plot of
+  its finished seeds.
 
 The budget is the cost spent AFTER the initial design (``mumbo-jax tune`` budgets
 include it); the design's cost is reported per seed as ``initial_cost``.
@@ -277,9 +279,9 @@ def previous_seeds(cfg: RunConfig, out: Path, resume: bool, force: bool) -> list
 
 @with_x64
 def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str | None = None,
-               resume: bool = False, force: bool = False) -> dict:
-    """Run a validated configuration: write ``results.json`` and ``evaluations.csv``
-    into ``cfg.out`` as seeds finish and ``regret.png`` at the end; print a live
+               resume: bool = False, force: bool = False, status: dict | None = None) -> dict:
+    """Run a validated configuration: write ``results.json``, ``evaluations.csv`` and
+    ``regret.png`` into ``cfg.out`` as seeds finish; print a live
     progress line and a summary to ``stream`` (default stdout). Returns the results.
     ``batching``: None (the backend's choice, :func:`mumbo_jax.bo.compiled.backend_batching`)
     or ``"shard"`` (every seed in lock-step, sharded over every device of every process;
@@ -289,6 +291,11 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
     run's ``results.json`` there is refused unless ``resume`` (keep its finished seeds
     and run only the missing ones; same configuration apart from ``seeds``) or
     ``force`` (overwrite it): see :func:`previous_seeds`.
+
+    ``status``, a dict, is kept up to date with what is on disk (for a message when the
+    run is interrupted): ``out``, ``seeds`` (the run's seed count), ``finished`` (the
+    seeds in ``results.json``, kept ones included) and ``files`` (the names written, by
+    this run or, for kept seeds, the earlier one).
 
     Raises:
         ConfigError: ``cfg.out`` is not a writable folder, is in use by another command,
@@ -300,21 +307,35 @@ def run_config(cfg: RunConfig, steps: bool = False, stream=None, batching: str |
 
     stream = sys.stdout if stream is None else stream
     out = prepare_output(cfg.out)
+    status = {} if status is None else status
+    status.update(out=out, seeds=cfg.seeds, finished=[], files=[])
     if jax.process_index() != 0:  # a multi-process run: process 0 locks, reports and writes
-        return _run_locked(cfg, steps, stream, batching, out, resume, force)
+        return _run_locked(cfg, steps, stream, batching, out, resume, force, status)
     with run_lock(out, "mumbo-jax run", say=lambda m: print(m, file=stream, flush=True)):
-        return _run_locked(cfg, steps, stream, batching, out, resume, force)
+        return _run_locked(cfg, steps, stream, batching, out, resume, force, status)
 
 
-def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool, force: bool) -> dict:
+def _plot(records: list[dict], cfg: RunConfig, problem, path: Path) -> Path:
+    """``regret.png`` of the finished seeds ``records``."""
+    from mumbo_jax.run import plots
+
+    curves = [(s["cost_spent"], [np.nan if r is None else r for r in s["regret"]]) for s in records]
+    n = f"{len(records)} of {cfg.seeds}" if len(records) < cfg.seeds else f"{cfg.seeds}"
+    return plots.plot_regret(curves, path, budget=cfg.budget,
+                             title=f"{problem.name}: {cfg.strategy} ({n} seed{'s' * (cfg.seeds > 1)})")
+
+
+def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool, force: bool, status: dict) -> dict:
     """The body of :func:`run_config` once the output folder is locked."""
     import jax
 
     kept = previous_seeds(cfg, out, resume, force) if jax.process_index() == 0 else []
+    if kept:
+        status.update(finished=[s["seed"] for s in kept],
+                      files=[n for n in (RESULTS_NAME, CSV_NAME, PLOT_NAME) if (out / n).is_file()])
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo.compiled import backend_batching
     from mumbo_jax.bo.timing import StepClock
-    from mumbo_jax.run import plots
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)
@@ -335,7 +356,7 @@ def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool
     say(f"  strategy {cfg.strategy}, seeds 0..{cfg.seeds - 1}, budget {cfg.budget:g} per seed spent AFTER the "
         f"initial design (2 d points at every fidelity, cost reported separately), at most {cfg.max_evals} BO "
         f"evaluations per seed, model {cfg.model or 'default'}")
-    say(f"  output {out}/ ({RESULTS_NAME} and {CSV_NAME} are rewritten as seeds finish)")
+    say(f"  output {out}/ ({RESULTS_NAME}, {CSV_NAME} and {PLOT_NAME} are rewritten as seeds finish)")
     if kept:
         say(f"  resuming: keeping the finished seeds {sorted(done)} of {out / RESULTS_NAME}; running {todo or 'none'}")
     say("  the first step (and the first at each larger buffer: 32, 64, 96, ... points) compiles; this can take a minute")
@@ -359,16 +380,19 @@ def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool
             records.sort(key=lambda s: s["seed"])
             results = results_dict(cfg, problem, settings, records, time.perf_counter() - t0)
             if jax.process_index() == 0:
-                write_atomic(out / RESULTS_NAME, json.dumps(results, indent=1, allow_nan=False) + "\n")
-                write_atomic(out / CSV_NAME, evaluations_csv(results))
+                for name, write in ((RESULTS_NAME, lambda p: write_atomic(p, json.dumps(results, indent=1,
+                                                                                        allow_nan=False) + "\n")),
+                                    (CSV_NAME, lambda p: write_atomic(p, evaluations_csv(results))),
+                                    (PLOT_NAME, lambda p: _plot(records, cfg, problem, p))):
+                    write(out / name)  # each seed's plot too: an interrupted run keeps that of the seeds done
+                    status["files"] = list(dict.fromkeys(status["files"] + [name]))
+                    status["finished"] = [s["seed"] for s in records]
     finally:
         progress.close()
     wall = time.perf_counter() - t0
-    curves = [(s["cost_spent"], [np.nan if r is None else r for r in s["regret"]]) for s in records]
     png = out / PLOT_NAME
-    if jax.process_index() == 0:
-        png = plots.plot_regret(curves, png, budget=cfg.budget,
-                                title=f"{problem.name}: {cfg.strategy} ({cfg.seeds} seed{'s' * (cfg.seeds > 1)})")
+    if jax.process_index() == 0 and not chunks:  # all seeds kept: redraw it from them
+        _plot(records, cfg, problem, png)
     summary = results["summary"]
     fmt = lambda v, f: "n/a" if v is None else format(v, f)
     quart = summary["quartiles_final_regret"]
