@@ -83,14 +83,17 @@ Example
 
 
 from mumbo_jax.benchmarks.problems.problem import (
-    Problem, cost, noise_variance, noisy_objective, noisy_observation, objective, sample_inputs, simple_regret,
+    Problem, continuous_problem, cost, discrete_problem, noise_variance, noisy_objective, noisy_observation, objective, sample_inputs, simple_regret,
     target_value,
 )
-from mumbo_jax.benchmarks.problems.registry import PROBLEMS, SUITES, get_problem, register, suite, unregister
+from mumbo_jax.benchmarks.problems.registry import (
+    ENTRY_POINT_GROUP, PROBLEMS, SUITES, get_problem, register, suite, unregister,
+)
 from mumbo_jax.benchmarks.problems.unreliable import SOURCE_KIND
 
 __all__ = [
-    "Problem", "PROBLEMS", "register", "unregister", "get_problem", "objective", "target_value", "cost",
+    "Problem", "discrete_problem", "continuous_problem", "PROBLEMS", "register", "unregister", "get_problem",
+    "ENTRY_POINT_GROUP", "objective", "target_value", "cost",
     "noise_variance", "noisy_observation", "noisy_objective", "simple_regret", "sample_inputs",
     "SUITES", "suite", "SOURCE_KIND",
 ]

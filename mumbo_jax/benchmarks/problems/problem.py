@@ -14,7 +14,7 @@ from mumbo_jax.xla_options import jit
 
 Array = jax.Array
 
-__all__ = ["Problem", "Array", "check_concrete_fidelity", "switch_core", "eval_discrete", "as_x", "objective",
+__all__ = ["Problem", "Array", "discrete_problem", "continuous_problem", "check_concrete_fidelity", "switch_core", "eval_discrete", "as_x", "objective",
            "target_value", "cost", "noise_variance", "noisy_observation", "noisy_objective", "simple_regret",
            "sample_inputs"]
 
@@ -139,6 +139,124 @@ class Problem:
             f"Problem(name={self.name!r}, dim={self.dim}, {fid}, "
             f"maximise={self.maximise}, optimum_value={self.optimum_value})"
         )
+
+
+# --------------------------------------------------------------------------
+# Building a problem of one's own
+# --------------------------------------------------------------------------
+def _checked_common(name, bounds, optimum_value, optimum_location):
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a name like 'my_branin' (letters, digits, _), got {name!r}")
+    b = np.asarray(bounds, dtype=np.float64)
+    if b.ndim != 2 or b.shape[1] != 2 or b.shape[0] < 1 or not np.all(np.isfinite(b)) or np.any(b[:, 0] >= b[:, 1]):
+        raise ValueError(f"{name}: bounds must be [[low, high], ...], one finite pair with low < high per input "
+                         f"dimension, got {np.asarray(bounds).tolist()}")
+    loc = np.asarray(optimum_location, dtype=np.float64).reshape(-1)
+    if loc.shape != (b.shape[0],) or np.any(loc < b[:, 0]) or np.any(loc > b[:, 1]):
+        raise ValueError(f"{name}: optimum_location must be a point of the box, {b.shape[0]} numbers within bounds, "
+                         f"got {np.asarray(optimum_location).tolist()}")
+    if not np.isfinite(float(optimum_value)):
+        raise ValueError(f"{name}: optimum_value must be a finite number, got {optimum_value!r}")
+    return b, loc
+
+
+def _check_optimum(problem: "Problem") -> "Problem":
+    """The target at ``optimum_location`` must be ``optimum_value`` (regrets are measured
+    against it): a wrong sign or a stale value fails here, not as negative regrets."""
+    got = float(target_value(problem, jnp.asarray(problem.optimum_location)))
+    if not abs(got - problem.optimum_value) <= 1e-6 * max(1.0, abs(problem.optimum_value)):
+        raise ValueError(f"{problem.name}: the target at optimum_location is {got!r}, not optimum_value "
+                         f"{problem.optimum_value!r} (give f's value there, in f's own sense)")
+    return problem
+
+
+def discrete_problem(name: str, f, bounds, costs, optimum_value: float, optimum_location, *,
+                     maximise: bool = False, noise_variances=None, reference: str = "user-defined") -> "Problem":
+    """A problem of one's own with discrete fidelities, fidelity 0 the target (register
+    it with :func:`~mumbo_jax.benchmarks.problems.register` to run it by name).
+
+    Args:
+        name: its registry name (``problem = "..."`` in a config).
+        f: one function ``f_j(x) -> scalar`` per fidelity, target first (a list), or one
+            JAX-traceable ``f(x, z)`` taking a possibly traced integer ``z``. ``x`` has
+            shape ``[d]``; use ``jax.numpy``.
+        bounds: ``[[low, high], ...]``, one pair per input dimension.
+        costs: the cost of a query per fidelity, target first (all > 0).
+        optimum_value: the best value of the target in ``f``'s own sense (the regrets
+            are measured against it: for a problem without a known optimum, the best
+            value of a dense search); checked against ``f`` at ``optimum_location``.
+        optimum_location: a point of the box where the target takes ``optimum_value``.
+        maximise: whether ``f`` is maximised (default: minimised).
+        noise_variances: Gaussian observation-noise variance per fidelity (default 0).
+        reference: where the function comes from.
+
+    Raises:
+        ValueError: naming the first field that is wrong.
+    """
+    b, loc = _checked_common(name, bounds, optimum_value, optimum_location)
+    try:
+        costs = tuple(float(c) for c in costs)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: costs must be a list of numbers, target first, got {costs!r}") from None
+    if not costs or not all(0 < c < float("inf") for c in costs):
+        raise ValueError(f"{name}: costs must be finite numbers > 0, one per fidelity, got {list(costs)}")
+    n, dim = len(costs), b.shape[0]
+    noise = (0.0,) * n if noise_variances is None else tuple(float(v) for v in noise_variances)
+    if len(noise) != n or not all(0 <= v < float("inf") for v in noise):
+        raise ValueError(f"{name}: noise_variances must be {n} finite numbers >= 0 (one per fidelity), got {list(noise)}")
+    if callable(f):
+        fn = f
+    elif isinstance(f, (list, tuple)) and len(f) == n and all(callable(g) for g in f):
+        branches = tuple((lambda x, g=g: jnp.asarray(g(x), dtype=jnp.float64).reshape(())) for g in f)
+        core = switch_core(branches)
+
+        def fn(x, z):
+            return eval_discrete(core, x, z, dim, n, name)
+    else:
+        raise ValueError(f"{name}: f must be a function f(x, z) or a list of {n} functions f_j(x), one per cost")
+    problem = Problem(name=name, dim=dim, bounds=b, fidelity_kind="discrete", n_fidelities=n, fidelity_bounds=None,
+                      target_fidelity=0, costs=costs, cost_function=None, noise_variances=noise,
+                      maximise=bool(maximise), optimum_value=float(optimum_value), optimum_location=loc, f=fn,
+                      reference=reference)
+    return _check_optimum(problem)
+
+
+def continuous_problem(name: str, f, bounds, cost_function, optimum_value: float, optimum_location, *,
+                       fidelity_bounds=(0.0, 1.0), maximise: bool = False, noise_variance: float = 0.0,
+                       reference: str = "user-defined") -> "Problem":
+    """A problem of one's own with one continuous fidelity ``z`` in ``fidelity_bounds``,
+    its upper end the target.
+
+    Args:
+        name, bounds, optimum_value, optimum_location, maximise, reference: as for
+            :func:`discrete_problem` (the optimum is that of ``f(x, high)``).
+        f: a JAX-traceable ``f(x, z) -> scalar`` (``x`` shape ``[d]``, ``z`` a float).
+        cost_function: a JAX-traceable ``z -> cost > 0``, e.g. ``lambda z: 0.1 + z ** 2``.
+        fidelity_bounds: ``(low, high)``; ``high`` is the target.
+        noise_variance: Gaussian observation-noise variance at every ``z`` (default 0).
+
+    Raises:
+        ValueError: naming the first field that is wrong.
+    """
+    b, loc = _checked_common(name, bounds, optimum_value, optimum_location)
+    if not callable(f) or not callable(cost_function):
+        raise ValueError(f"{name}: f(x, z) and cost_function(z) must be functions")
+    try:
+        lo, hi = (float(v) for v in fidelity_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: fidelity_bounds must be (low, high), got {fidelity_bounds!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name}: fidelity_bounds must be finite with low < high, got {fidelity_bounds!r}")
+    ends = [float(cost_function(jnp.asarray(v, dtype=jnp.float64))) for v in (lo, hi)]
+    if not all(0 < c < float("inf") for c in ends):
+        raise ValueError(f"{name}: cost_function must be finite and > 0; at z = {lo:g} and {hi:g} it is {ends}")
+    if not 0 <= float(noise_variance) < float("inf"):
+        raise ValueError(f"{name}: noise_variance must be a finite number >= 0, got {noise_variance!r}")
+    problem = Problem(name=name, dim=b.shape[0], bounds=b, fidelity_kind="continuous", n_fidelities=None,
+                      fidelity_bounds=(lo, hi), target_fidelity=hi, costs=None, cost_function=cost_function,
+                      noise_variances=(float(noise_variance),), maximise=bool(maximise),
+                      optimum_value=float(optimum_value), optimum_location=loc, f=f, reference=reference)
+    return _check_optimum(problem)
 
 
 # --------------------------------------------------------------------------

@@ -10,13 +10,15 @@ function), the config schema's choices, ``mumbo-jax list`` and the tests read
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import MutableMapping
 
 import numpy as np
 
 from mumbo_jax.benchmarks.problems import literature, paper, real, unreliable
 from mumbo_jax.benchmarks.problems.problem import Problem
 
-__all__ = ["PROBLEMS", "SUITES", "register", "unregister", "get_problem", "suite"]
+__all__ = ["PROBLEMS", "SUITES", "ENTRY_POINT_GROUP", "register", "unregister", "get_problem", "suite"]
 
 
 # --------------------------------------------------------------------------
@@ -41,7 +43,69 @@ _H6_XSTAR = (
     0.6573005340656204,
 )
 
-PROBLEMS: dict[str, Problem] = {}
+ENTRY_POINT_GROUP = "mumbo_jax.problems"  # installed packages register problems through this group
+
+
+class _Problems(MutableMapping):
+    """name -> :class:`Problem`, in registration order. The built-in problems are there
+    from the start; the plug-ins (entry points of the group :data:`ENTRY_POINT_GROUP`,
+    each naming a module that calls :func:`register` on import, or a :class:`Problem`)
+    are loaded the first time a name outside the table is looked up or the table is
+    listed, so ``problem = "my_branin"`` in a config finds an installed package's problem."""
+
+    def __init__(self):
+        self._table: dict[str, Problem] = {}
+        self._loaded = False
+
+    def _load(self):
+        if self._loaded:
+            return
+        self._loaded = True  # before importing: the modules register through this table
+        try:
+            from importlib.metadata import entry_points
+            plugins = entry_points(group=ENTRY_POINT_GROUP)
+        except Exception:  # a broken distribution's metadata must not hide the built-in problems
+            plugins = ()
+        for ep in plugins:
+            try:
+                got = ep.load()
+                if isinstance(got, Problem):
+                    register(got)
+            except Exception as e:  # a broken plug-in is reported, the others still load
+                warnings.warn(f"mumbo_jax: problem plug-in {ep.name!r} ({ep.value}) failed to load: {e}",
+                              RuntimeWarning, stacklevel=3)
+
+    def __getitem__(self, name):
+        if name not in self._table:
+            self._load()
+        return self._table[name]
+
+    def __contains__(self, name):
+        try:
+            self[name]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def __iter__(self):
+        self._load()
+        return iter(list(self._table))
+
+    def __len__(self):
+        self._load()
+        return len(self._table)
+
+    def __setitem__(self, name, problem):
+        self._table[name] = problem
+
+    def __delitem__(self, name):
+        del self._table[name]
+
+    def __repr__(self) -> str:
+        return f"PROBLEMS({', '.join(self)})"
+
+
+PROBLEMS: MutableMapping[str, Problem] = _Problems()
 
 
 def _discrete_problem(**fields) -> Problem:
@@ -62,7 +126,7 @@ def register(problem: Problem) -> Problem:
     is a ValueError."""
     if not isinstance(problem, Problem):
         raise TypeError(f"register expects a Problem, got {type(problem).__name__}")
-    old = PROBLEMS.get(problem.name)
+    old = PROBLEMS._table.get(problem.name)  # no plug-in loading: the built-ins register at import
     if old is not None:
         if old is problem:
             return old
@@ -286,7 +350,7 @@ register(_discrete_problem(
     maximise=False, optimum_value=_CV_OPT_CV, optimum_location=_CV_XOPT, f=real.fastcv_svm_cv,
     reference="fastcv_svm's target (the 10-fold CV error) as one fidelity at cost 10: standard BO by K-fold CV"))
 
-_BUILTIN = frozenset(PROBLEMS)  # the problems above: unregister refuses them
+_BUILTIN = frozenset(PROBLEMS._table)  # the problems above: unregister refuses them
 
 #: Named problem suites: suite name -> registry names, in a fixed order.
 SUITES: dict[str, tuple[str, ...]] = {
