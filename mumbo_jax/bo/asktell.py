@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import kernel, refits, rules
+from mumbo_jax.bo import kernel, refits, rules, safe_recommendation, told_values
 from mumbo_jax.bo.asktell_checks import check_design as _check_design, check_state as _check_state
 from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
@@ -67,12 +67,12 @@ class AskTell:
     design. ``state_dict()`` is plain data (lists and floats) that :meth:`from_state`
     restores exactly.
 
-    ``tell`` accepts x as any array-like of d numbers inside the search box (x further
-    outside than ``BOX_TOL`` of the box width is a ValueError: a point the model cannot
-    represent is a bug in the caller, not something to clip silently; rounding within
-    ``BOX_TOL`` is clipped), z as an int, an integral float (``1.0``) or a numpy
-    scalar for discrete fidelities (a float within the bounds for a continuous one),
-    and y (and cost) as a finite real number or a 1-element array.
+    ``tell`` accepts x as one point, a flat list or 1-D array of d numbers inside the search
+    box (a [1, d] array is a ValueError; x further outside than ``BOX_TOL`` of the box width
+    is too: a point the model cannot represent is a bug in the caller; rounding within
+    ``BOX_TOL`` is clipped), z as an int, an integral float (``1.0``) or a numpy scalar for
+    discrete fidelities (a float within the bounds for a continuous one), and y (and cost)
+    as a finite real number or a 1-element array, |y| <= 1e100 (:mod:`mumbo_jax.bo.told_values`).
 
     Pending evaluations: each ``ask()`` registers its answer as pending (listed by
     :meth:`pending`) until ``tell`` of the same ``(x, z)`` or :meth:`cancel`. An ask
@@ -161,16 +161,16 @@ class AskTell:
 
     # -- the protocol
     def ask(self):
-        """Next ``(x [d] numpy array, z)`` to evaluate, registered as pending: the initial
-        design first, in order, then the rule's proposal given the data told so far and
-        the pending evaluations."""
+        """Next ``(x, z)`` to evaluate (x a plain float64 numpy array [d], z a Python int, or a
+        float when continuous), registered as pending: the initial design first, in order,
+        then the rule's proposal given the data told so far and the pending evaluations."""
         i = self._next_design_index()
         if i is not None:
             if not self.x and not self._pending:  # the first ask: compile the first BO step meanwhile
                 self._prefetch_first_size()
             x, z = self.design[i]
             self._pending.append(Pending(tuple(map(float, x)), self._fidelity(z), i))
-            return np.array(x), self._fidelity(z)
+            return np.array(x, float), self._fidelity(z)
         if not self.x:
             raise ValueError(f"nothing told yet and all {self.n_design} design points are pending: tell at least "
                              "one result before asking for a BO step")
@@ -260,7 +260,7 @@ class AskTell:
         if not presumed and 2 * (rows - n_rows) <= size - rows:
             self._prefetcher.start(size, functools.partial(self._warm_up, buffers, n_rows, size, post.params,
                                                            (k_fit, k_gstar, k_max), cost))
-        return np.asarray(prop.x), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
+        return np.array(prop.x, float), self._fidelity(prop.z), Timings(t_fit, t_gstar, t_max)
 
     def _carried(self):
         """The carried ``(posterior, rows)``; after :meth:`from_state`, rebuilt as the
@@ -322,7 +322,7 @@ class AskTell:
         """Record an evaluation (see the class docstring for what is accepted): a
         pending point's result, in any order, or the user's own evaluation."""
         x, z = self._checked_point(x, z)
-        y = _real("y", y)
+        y = told_values.checked_y(y, x, z, self.y)
         cost = _real("cost", cost, allow_none=True)
         if cost is not None and cost <= 0:
             raise ValueError(f"cost must be > 0, got {cost}")
@@ -404,7 +404,7 @@ class AskTell:
             self.last_fit = (self._n_rows(), post, buffers)
         rec = self.settings.recommendation
         x, mu, sd = kernel.recommend(self.task, post, buffers.x, rec.rule, rec.calibrated)
-        return np.asarray(x), float(mu), float(sd)
+        return safe_recommendation.checked(self, post, buffers, x, mu, sd)
 
     @property
     def in_initial_design(self) -> bool:
@@ -426,10 +426,7 @@ class AskTell:
     def _checked_point(self, x, z):
         """``(x [d] float array clipped to the box, z)`` or a ValueError."""
         spec = self.task.spec
-        x = np.asarray(x)
-        if not np.issubdtype(x.dtype, np.number) or x.size != spec.dim:
-            raise ValueError(f"x must have {spec.dim} coordinates (numbers), got {x.size} of dtype {x.dtype}")
-        x = x.astype(float).reshape(-1)
+        x = told_values.checked_x(x, spec.dim)
         if not np.all(np.isfinite(x)):
             raise ValueError(f"x must be finite, got {x.tolist()}")
         b = np.asarray(spec.bounds)

@@ -47,6 +47,7 @@ import concurrent.futures
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -344,11 +345,19 @@ class _Run:
         # AskTell.incumbent derives its key from the BO step count, negative (an error)
         # while the initial design is incomplete: no model incumbent before that
         if any(r["status"] == "ok" for r in self.evals) and not opt.in_initial_design:
+            from mumbo_jax.bo.safe_recommendation import UnsafeRecommendationWarning
+
             t0 = time.perf_counter()
-            u, mu = opt.incumbent()
+            if not opt.failed:  # failures="ignore": the recommendation still steers clear of them
+                for r in self.evals:
+                    if r["status"] == "failed":
+                        opt.tell_failure(np.asarray(r["u"]), r["z"])
+            with warnings.catch_warnings():  # the fallback is said in the results and the summary
+                warnings.simplefilter("ignore", UnsafeRecommendationWarning)
+                u, mu = opt.incumbent()
             incumbent = {"x": cfg.values_of(u),
                          "u": [float(v) for v in u], "predicted_score": mu if cfg.maximise else -mu,
-                         "fit_s": time.perf_counter() - t0}
+                         "fit_s": time.perf_counter() - t0, "note": opt.recommendation_note}
         results = results_from_journal(cfg, self.records, incumbent, run_dir=str(self.run_dir))
         results["warnings"] = list(self.warnings)
         results["warm_start"] = len(self.warm)
@@ -365,6 +374,8 @@ class _Run:
             xs = ", ".join(f"{k}={_fmt_value(v, '.6g')}" for k, v in incumbent["x"].items())
             self.say(f"  incumbent (best predicted at the target): {xs}; predicted score "
                      f"{incumbent['predicted_score']:.6g}")
+            if incumbent["note"]:
+                self.say(f"  (the best successful evaluation, not the model's optimum: {incumbent['note']})")
         best = results["best_observed"]
         if best is not None:
             xs = ", ".join(f"{k}={_fmt_value(v, '.6g')}" for k, v in best["x"].items())
