@@ -88,3 +88,99 @@ def test_the_functional_api_defaults_are_the_loops():
         assert (defaults(fit)["n_restarts"], defaults(fit)["max_iter"]) == (f.restarts, f.max_iter) == (2, 50)
     nuts = defaults(marginal.nuts_samples)
     assert (nuts["n_warmup"], nuts["max_doublings"]) == (mc.warmup, mc.max_doublings)
+
+
+# ----------------------------------------------------------------------------------------------
+# Every statement of a default in the docs, the README, the configs' comments, the tutorials and
+# the library's docstrings and plot captions agrees with the settings records.
+
+import pathlib  # noqa: E402
+import re  # noqa: E402
+
+from mumbo_jax import knobs  # noqa: E402
+from mumbo_jax.bo.settings import RECORDS  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# pages that record committed measurements (each names the settings it ran), not defaults
+HISTORY = {"RESULTS.md", "performance.md"}
+
+
+def _known_defaults() -> dict[str, set]:
+    """``{key: {defaults}}`` for ``record.field``, the bare field name (every record's field of
+    that name) and its old flat name, from the records' knob metadata; plus ``strategy``."""
+    out: dict[str, set] = {"strategy": {BOSettings().strategy}}
+    for record, cls in RECORDS.items():
+        for k in knobs.fields(cls):
+            if k.default is None:
+                continue  # "unset" is described in words, never as a literal
+            for key in (f"{record}.{k.name}", k.name, k.old):
+                if key:
+                    out.setdefault(key, set()).add(k.default)
+    return out
+
+
+_VALUE = r"""(?P<v>"[\w.-]+"|'[\w.-]+'|-?\d[\d_.e+-]*)"""
+_STOP = r"[^.;\n]"  # a claim stays inside one sentence and one line
+
+
+def default_claims(text: str, known: dict[str, set]):
+    """``(key, value, excerpt)`` for each phrase of ``text`` that ties a literal value of a
+    settings key to the word "default": ``key = value`` (the default), by default (key value),
+    key (default value), key defaults to value."""
+    keys = "|".join(sorted((re.escape(k) for k in known), key=len, reverse=True))
+    key = rf"(?<![\w.])`?(?P<k>{keys})`?(?![\w])"
+    pair = rf"{key}\s*(?:=|:|\s)\s*`?{_VALUE}`?"
+    patterns = [rf"{pair}{_STOP}{{0,24}}?\bdefaults?\b",  # key = value (the default) / ..., by default
+                rf"\bdefault{_STOP}{{0,24}}?{pair}",  # by default (key value)
+                rf"{key}{_STOP}{{0,12}}?\bdefaults?\s+(?:to\s+|is\s+|=\s*)?`?{_VALUE}"]  # key (default value)
+    for pat in patterns:
+        for m in re.finditer(pat, text):
+            yield m.group("k"), m.group("v").strip("'\""), m.group(0)
+
+
+def _agrees(value: str, defaults: set) -> bool:
+    for d in defaults:
+        if isinstance(d, bool) or isinstance(d, str):
+            if str(d).lower() == value.lower():
+                return True
+        else:
+            try:
+                if float(value.replace("_", "")) == float(d):
+                    return True
+            except ValueError:
+                pass
+    return False
+
+
+def _sources():
+    docs = [p for p in (ROOT / "docs").rglob("*.md") if p.name not in HISTORY and "results" not in p.parts
+            and "data" not in p.parts]
+    return (docs + [ROOT / "README.md"] + sorted((ROOT / "configs").glob("*.toml"))
+            + sorted((ROOT / "docs" / "tutorials").glob("*.py")) + sorted((ROOT / "mumbo_jax").rglob("*.py")))
+
+
+def test_default_claims_finds_the_false_statements_it_guards_against():
+    known = _known_defaults()
+    false = ["INCUMBENT = \"incumbent: the recommendation; by default (incumbent_rule 'global') the mean\"",
+             'settings = mj.BOSettings(strategy="mumbo")  # the library defaults',
+             '`recommendation.rule = "mean"` (the default)', "`gstar.samples` (default 5)"]
+    for text in false:
+        claims = list(default_claims(text, known))
+        assert claims and not all(_agrees(v, known[k]) for k, v, _ in claims), text
+    true = ['`recommendation.rule = "robust"` (the default)', "gstar.samples (default 10)",
+            '`recommendation.rule = "global"` is the maximiser of the mean. The default, `"robust"`, guards it']
+    for text in true:
+        assert all(_agrees(v, known[k]) for k, v, _ in default_claims(text, known)), text
+
+
+def test_every_stated_default_is_the_records_default():
+    """Pages, README, configs, tutorials, docstrings and plot captions (mumbo_jax/run/plots.py)."""
+    known = _known_defaults()
+    wrong, found = [], 0
+    for path in _sources():
+        for key, value, excerpt in default_claims(path.read_text(), known):
+            found += 1
+            if not _agrees(value, known[key]):
+                wrong.append(f"{path.relative_to(ROOT)}: {excerpt!r} (the default of {key} is {known[key]})")
+    assert not wrong, "\n".join(wrong)
+    assert found >= 4  # the scan reads real statements (README, configs how-to, batches, ask/tell)
