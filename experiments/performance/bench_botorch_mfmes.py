@@ -325,7 +325,7 @@ def plot_in_run(rows, path: pathlib.Path) -> None:
               label="mumbo-jax MUMBO: amortised step (refits counted)")
     ax.loglog(ns, [r["mumbo_jax_amortised_cpu_s"] for r in rows], "o:", color="C0", mfc="none",
               label="  the same, CPU seconds")
-    ax.loglog(ns, [r["mumbo_jax_s"] for r in rows], "^--", color="C2", alpha=0.7,
+    ax.loglog(ns, [r["mumbo_jax_s"] for r in rows], "^--", color="C2", alpha=0.7, zorder=1, ms=4,
               label="mumbo-jax MUMBO: the step at n (appends from 500)")
     for r in rows:
         ax.annotate(f"{r['ratio_amortised']:.0f}x", (r["n"], r["mumbo_jax_amortised_s"]), textcoords="offset points",
@@ -335,7 +335,7 @@ def plot_in_run(rows, path: pathlib.Path) -> None:
     _n_axis(ax, ns)
     ax.set_title("A step inside a run, Hartmann-3, 3 fidelities")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
