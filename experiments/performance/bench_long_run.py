@@ -8,8 +8,9 @@ For each n an :class:`mumbo_jax.bo.asktell.AskTell` (the default rule unless ``-
 Hartmann-3, 3 fidelities, seed 0) is told the first n points of the fixed MUMBO-shaped
 design of ``bench_decision.py``, and its refits are timed as a run meets them at n:
 
-* a refit with every start (``cold``) and a warm-only refit (``warm``): the fit stage's
-  seconds (each after an untimed call at the same buffer size, so nothing compiles);
+* a refit with every start (``cold``, forced with ``fit.warm_from = 0``) and a warm-only
+  refit (``warm``): the fit stage's seconds (each after an untimed call at the same buffer
+  size, so nothing compiles);
 * ``--steps`` steps between refits: tell one more point, ``ask()`` (the appends, g*, the
   maximisation), median seconds (the first step at a size is untimed: it compiles the
   append program).
@@ -22,7 +23,8 @@ The amortised cost of a step follows from the schedule (``fit.refit_growth`` g,
 
 (below ``fit.incremental_from`` every step refits with every start: amortised = the
 step's decision + cold). Beside it, the schedule before the thinned refits (every step a
-refit: warm-only from ``fit.warm_from``, else every start) for the ratio. Prints the table
+refit: warm-only from ``fit.warm_from`` with every ``fit.cold_every``-th one a full refit,
+amortised the same way; else every start) for the ratio. Prints the table
 and the log-log slope of the amortised cost; appends the rows to
 ``docs/data/long_run/long_run.json`` and plots them (``--plot``). Compile time is excluded.
 """
@@ -79,11 +81,16 @@ def bench_n(task, settings, x, z, y, n, steps):
     params0 = opt.params
     # a refit with every start: untimed (compiles), then timed from the same start
     t0 = time.perf_counter()
+    opt.settings = settings.replace(fit={"warm_from": 0})  # a full refit (and the compiles)
     _ask_timed(opt, refits.Schedule())
+    opt.settings = settings
     first = time.perf_counter() - t0
     fitted = opt.params
-    opt.params = params0
+    # the refit with every start, whatever n (at n >= fit.warm_from the every-step schedule would
+    # make this step's refit a warm one unless k % cold_every == 0)
+    opt.settings, opt.params = settings.replace(fit={"warm_from": 0}), params0
     cold_wall, cold_fit = _ask_timed(opt, refits.Schedule())
+    opt.settings = settings
     # a warm-only refit from the fitted hyper-parameters, as the schedule's refits between full ones
     warm_settings = settings.replace(fit={"warm_from": 1, "cold_every": 1_000_000, "refit_every": 1,
                                           "refit_growth": 0.0})
@@ -105,7 +112,9 @@ def bench_n(task, settings, x, z, y, n, steps):
         amortised = step + warm_fit / (g * n) + max(cold_fit - warm_fit, 0.0) / (((1 + g) ** c - 1) * n)
     else:
         amortised = cold_wall
-    before = warm_wall if n >= f.warm_from else cold_wall  # every step a refit, as before the thinned schedule
+    # every step a refit, as before the thinned schedule: warm-only from warm_from observations, with
+    # every cold_every-th a full one
+    before = (warm_wall + (cold_wall - warm_wall) / c) if n >= f.warm_from else cold_wall
     return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "cold_refit_fit_s": cold_fit,
             "cold_ask_s": cold_wall, "warm_refit_fit_s": warm_fit, "warm_ask_s": warm_wall, "step_s": step,
             "step_append_s": statistics.median(step_fits), "steps_s": step_walls, "amortised_s": amortised,
