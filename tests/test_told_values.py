@@ -62,3 +62,13 @@ def test_ask_hands_out_a_plain_array_and_a_python_fidelity(opt):
     opt._pending.clear()
     x, z = opt.ask()
     assert type(x) is np.ndarray and x.dtype == np.float64 and x.flags.writeable and type(z) is int
+
+
+@pytest.mark.parametrize("score", [1e150, -1e300, 1e308])
+def test_tune_records_a_score_beyond_the_limit_as_a_failed_evaluation(score):
+    from mumbo_jax.run.tune.objective import MAX_ABS_SCORE, BadReturn, parse_return
+
+    assert MAX_ABS_SCORE == MAX_ABS_Y
+    with pytest.raises(BadReturn, match="overflow the model"):
+        parse_return(score)
+    assert parse_return(-1e99) == (-1e99, None)

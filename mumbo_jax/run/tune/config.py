@@ -56,6 +56,10 @@ OBJECTIVE = Section("objective", "The function to tune and how failures are hand
     Field("failures", str, "What the model learns from a failed evaluation: impute (it is modelled as the worst "
           "score seen so far minus a margin, so the optimiser steers away from a failing region) or ignore.",
           default="impute", choices=("impute", "ignore")),
+    Field("deterministic", bool, "The objective returns the same score for the same point and fidelity (no noise): "
+          "the model's noise is held at its floor instead of learned, so a measured point holds no more to learn "
+          "and is not proposed again. false: the noise is learned, and a repeat is the model's choice for a noisy "
+          "objective.", default=False),
 ), required=True)
 PARAMETER = Section("parameters.<name>", "One entry per tuned parameter: name = {low = ..., high = ...} (a number), "
                     "{low = ..., high = ..., type = 'int'} or {choices = [...]} (categorical); at least one.", (
@@ -213,6 +217,7 @@ class TuneConfig:
     retries: int = 0
     max_consecutive_failures: int = 10
     failures: str = "impute"
+    deterministic: bool = False
     costs: tuple | None = None
     values: tuple | None = None
     fidelity_bounds: tuple | None = None
@@ -320,7 +325,7 @@ class TuneConfig:
         """The configuration as TOML-like plain data (``parse_tune_config`` reads it back)."""
         objective = {"direction": self.direction, "retries": self.retries,
                      "max_consecutive_failures": self.max_consecutive_failures, "isolate": self.isolate,
-                     "failures": self.failures}
+                     "failures": self.failures, "deterministic": self.deterministic}
         if self.objective is not None:
             objective["function"] = self.objective
         if self.time_limit_s is not None:
@@ -431,6 +436,7 @@ def parse_tune_config(data: Mapping, source: str | None = None, base_dir: str | 
         parameters=tuple(params), direction=_DIRECTIONS[obj["direction"]], objective=func, time_limit_s=limit,
         isolate=bool(obj["isolate"]) or limit is not None, retries=obj["retries"],
         max_consecutive_failures=obj["max_consecutive_failures"], failures=obj["failures"],
+        deterministic=bool(obj["deterministic"]),
         budget_cost=budget["cost"],
         budget_wall_clock_s=budget["wall_clock_s"], budget_evaluations=budget["evaluations"],
         strategy=run["strategy"], seed=run["seed"], out=out, workers=workers["n"], executor=workers["executor"],
@@ -543,19 +549,20 @@ def make_tune_task(cfg: TuneConfig):
     from mumbo_jax.gp import models, posterior
 
     bounds = cfg.internal_bounds
+    noise = 0.0 if cfg.deterministic else None  # fixed at the floor, or learned
     if cfg.discrete:
         n = len(cfg.costs)
         if cfg.model == "ar1":
-            spec = models.ar1_model(bounds, n)
+            spec = models.ar1_model(bounds, n, noise=noise)
         else:  # icm or icm_disc
             make = models.icm_disc_model if cfg.model == "icm_disc" else models.icm_model
             floor = cfg.target_floor
             if floor is None:
                 floor = models.DEFAULT_TARGET_FLOOR if cfg.model == "icm" else 0.05
-            spec = make(bounds, n, rank=min(cfg.rank, n), target_floor=floor)
+            spec = make(bounds, n, rank=min(cfg.rank, n), target_floor=floor, noise=noise)
         return make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
     make = models.product_model if cfg.model == "product" else models.fabolas_model
-    spec = make(bounds, cfg.fidelity_bounds)
+    spec = make(bounds, cfg.fidelity_bounds, noise=noise)
     cost = jax.tree_util.Partial(power_cost, jnp.asarray(cfg.cost_offset), jnp.asarray(cfg.cost_scale),
                                  jnp.asarray(cfg.cost_power))
     return make_task(spec, posterior.target_value(cfg.target),

@@ -80,6 +80,9 @@ class BadReturn(ValueError):
     """The objective returned something that is not a finite score (and positive cost)."""
 
 
+MAX_ABS_SCORE = 1e100  # mumbo_jax.bo.told_values.MAX_ABS_Y (not imported: workers import no JAX)
+
+
 def _number(v, what: str) -> float:
     # float() would accept "0.5" and True: a score must be a number, not text or a flag
     if isinstance(v, (str, bytes, bool)):
@@ -109,6 +112,9 @@ def parse_return(ret) -> tuple[float, float | None]:
     score = _number(score, "score")
     if not math.isfinite(score):
         raise BadReturn(f"the objective returned a non-finite score ({score})")
+    if abs(score) > MAX_ABS_SCORE:
+        raise BadReturn(f"the objective returned score {score:.6g}; scores beyond {MAX_ABS_SCORE:g} in magnitude "
+                        "overflow the model (rescale the objective, e.g. its logarithm)")
     if cost is not None:
         cost = _number(cost, "cost")
         if not (math.isfinite(cost) and cost > 0):
