@@ -1,12 +1,17 @@
-"""The robust-default summary in docs/RESULTS.md is what experiments/studies/robust_report.py
-renders from the committed data in docs/data/robust (no runs: the data are read)."""
+"""The robust-default report (experiments/studies/robust_report.py): its pages are what it
+renders from the committed data (no runs: the data are read), and its statistics (seeds
+stopped early, Holm families, the detectable factor) agree with independent computations."""
 
 import importlib.util
+import math
 import pathlib
 
+import numpy as np
 import pytest
+from scipy import stats
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+BASELINES = "ei,mes,mumbo,mt_ei,mf_gp_ucb,boca".split(",")
 
 
 def _report():
@@ -16,19 +21,147 @@ def _report():
     return mod
 
 
-def test_results_summary_is_rendered_from_the_committed_data():
-    rr = _report()
-    data = ROOT / "docs" / "data" / "robust"
-    if not any(data.glob("*__*.json")):
-        pytest.skip("no robust-study data committed")
-    _, summary, _, _ = rr.analyse(rr.load(data), "robust", "ei,mes,mumbo,mt_ei,mf_gp_ucb,boca".split(","))
-    text = (ROOT / "docs" / "RESULTS.md").read_text()
-    assert rr.with_summary(text, summary) == text, "stale: run python experiments/studies/robust_report.py"
+rr = _report()
 
 
-def test_checkpoint_values_mark_seeds_that_stopped_early():
-    rr = _report()
+# (data folder, reference, baselines, problems, relabel, seeds, page with the summary, marker, report)
+PAGES = [
+    ("robust", "robust", BASELINES, None, None, None, "RESULTS.md", "robust-summary", "robust.md"),
+    ("robust_heldout", "robust", BASELINES, None, None, None, "RESULTS.md", "robust-heldout-summary",
+     "robust_heldout.md"),
+    ("real_tasks", "robust", BASELINES, ["svm_fabolas"], None, None, "results/real_tasks.md", "real-tasks-summary",
+     "real_tasks_svm.md"),
+    ("real_tasks", "ei", ["mumbo", "mt_ei"], ["fastcv_svm"], {("fastcv_svm_cv", "ei"): ("fastcv_svm", "ei")}, 20,
+     None, None, "real_tasks_fastcv.md"),
+]
+
+
+@pytest.mark.parametrize("data, ref, baselines, only, relabel, seeds, page, marker, md", PAGES,
+                         ids=[p[-1] for p in PAGES])
+def test_summaries_and_reports_are_rendered_from_the_committed_data(data, ref, baselines, only, relabel, seeds,
+                                                                    page, marker, md):
+    path = ROOT / "docs" / "data" / data
+    if not any(path.glob("*__*.json")):
+        pytest.skip("no study data committed")
+    detail, summary, _, _ = rr.analyse(rr.load(path, only, relabel, seeds), ref, baselines)
+    assert (ROOT / "docs" / "results" / md).read_text() == rr.report_text(detail, summary), (
+        f"stale: docs/results/{md} (RESULTS.md and docs/results/real_tasks.md give the commands)")
+    if page:
+        text = (ROOT / "docs" / page).read_text()
+        assert rr.with_summary(text, summary, marker) == text, f"stale: the {marker} of docs/{page}"
+
+
+# ---------------------------------------------------------------- synthetic runs
+
+
+def _seed(seed, cost, regret):
+    n = len(cost)
+    return {"seed": seed, "cost_spent": list(cost), "regret": list(regret), "best_regret": list(regret),
+            "z": [0.0] * n, "mean": [0.0] * n, "sd": [1.0] * n, "value": [0.0] * n,
+            "overheads": [{"total": 0.1}] * n}
+
+
+def _run(strategy, seeds, budget=10.0):
+    return {"problem": "toy", "strategy": strategy, "budget": budget, "target_z": 0.0, "maximise": True,
+            "seeds": [_seed(k, c, r) for k, (c, r) in seeds.items()]}
+
+
+def _full(regrets):
+    """Seeds spending the budget of 10 in one step each: regret 1 at cost 0, then ``r`` at 2.5, 5, 10."""
+    return {k: ([0.0, 2.5, 5.0, 10.0], [1.0, r, r, r]) for k, r in enumerate(regrets)}
+
+
+def _holm(ps):
+    """Holm's step-down adjustment, written out: sorted p_(i) times (m - i), running maximum, capped at 1."""
+    ps = list(ps)
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, run = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = run
+    return out
+
+
+def test_checkpoint_values_carry_seeds_that_stopped_early():
     cost, regret = [0.0, 5.0, 9.0], [3.0, 2.0, 1.0]
     assert rr.at_cost(cost, regret, 5.0) == 2.0
-    assert rr.at_cost(cost, regret, 9.0) == 1.0
-    assert rr.at_cost(cost, regret, 20.0) != rr.at_cost(cost, regret, 20.0)  # NaN: stopped before the checkpoint
+    assert rr.at_cost(cost, regret, 20.0) == 1.0  # carried at its last regret, not dropped
+    assert rr.stopped_before(cost, 20.0) and not rr.stopped_before(cost, 9.0)
+
+
+def test_a_test_without_pairs_is_not_compared_and_leaves_the_holm_family():
+    rng = np.random.default_rng(0)
+    ref = rng.lognormal(size=8)
+    ei = ref * rng.lognormal(1.0, 0.5, size=8)
+    runs = {"toy": {"robust": _run("robust", _full(ref)), "ei": _run("ei", _full(ei)),
+                    # MUMBO ran other seeds: no pair with the reference
+                    "mumbo": _run("mumbo", {k + 100: v for k, v in _full(ref).items()})}}
+    lines, summary, verdicts, _ = rr.analyse(runs, "robust", BASELINES)
+    by = {(o, c): (v, f) for _, o, c, v, _, _, f in verdicts}
+    assert all(by[("mumbo", c)][0] == "not compared" for c in rr.CHECKPOINTS)
+    # the family is EI's three checkpoints only (Holm over 3, not 6)
+    # (the regrets are the same at every checkpoint: three equal raw p, each adjusted 3 times)
+    p = stats.wilcoxon(np.log(ref), np.log(ei)).pvalue
+    adj = _holm([p, p, p])
+    assert adj[0] < 0.05 < _holm([p] * 6)[0]  # with MUMBO's empty tests counted it would be "level"
+    rows = [ln for ln in lines if ln.startswith("| ei |") and "%" in ln.split("|")[2]]
+    assert len(rows) == 3
+    for row, pa in zip(rows, adj):
+        assert f"| {pa:.3g} |" in row
+    assert pa < 0.05 and by[("ei", 1.0)][0] == "better"
+    mumbo_rows = [ln for ln in lines if ln.startswith("| mumbo | ") and "%" in ln.split("|")[2]]
+    assert mumbo_rows and all("not compared" in ln and "level" not in ln for ln in mumbo_rows)
+    row = next(ln for ln in summary if ln.startswith("| toy |"))
+    assert row.split("|")[10].strip() == "not compared"
+
+
+def test_a_seed_stopped_by_the_cap_is_carried_marked_and_compared_at_matched_cost():
+    ref = {k: ([0.0, 2.0, 4.0, 10.0], [1.0, 0.5, 0.2, 0.1 * (k + 1)]) for k in range(6)}
+    other = {k: ([0.0, 2.0, 4.0, 10.0], [1.0, 0.6, 0.3, 0.05 * (k + 1)]) for k in range(6)}
+    other[2] = ([0.0, 2.0, 4.0], [1.0, 0.6, 0.4])  # stopped by the cap at cost 4
+    runs = {"toy": {"robust": _run("robust", ref), "mumbo": _run("mumbo", other)}}
+    st = rr.per_seed(runs["toy"]["mumbo"], 10.0)
+    assert st["rec"]["1"][2] == 0.4 and st["carried"]["1"] == [2] and st["carried"]["0.25"] == []
+    assert st["stopped"] == 1 and st["n"] == 6
+    finals = [0.05 * (k + 1) for k in range(6)]
+    finals[2] = 0.4
+    assert rr._median(st) == pytest.approx(float(np.median(finals)))  # all six seeds, the carried one included
+    # matched cost: seed 2 of both sides at cost 4, where it stopped
+    a, b, k = rr.matched(rr.per_seed(runs["toy"]["robust"], 10.0)["curves"], st["curves"], 10.0)
+    assert k == 1 and a[2] == 0.2 and b[2] == 0.4 and a[0] == 0.1 and b[0] == 0.05
+    lines, summary, verdicts, _ = rr.analyse(runs, "robust", BASELINES)
+    la = np.log([a[s] for s in range(6)])
+    lb = np.log([b[s] for s in range(6)])
+    row = next(ln for ln in lines if ln.startswith("| mumbo | 100% |"))
+    assert "6 (1 matched)" in row and f"| {stats.wilcoxon(la, lb).pvalue:.3g} |" in row
+    assert "†1" in next(ln for ln in summary if ln.startswith("| toy |"))
+    assert "1/6" in next(ln for ln in lines if ln.startswith("| mumbo | ") and "%" not in ln.split("|")[2])
+
+
+def test_stopped_counts_use_each_strategys_own_seeds():
+    runs = {"toy": {"robust": _run("robust", _full([0.1] * 20)),
+                    "robust_mes": _run("robust_mes", {k: ([0.0, 2.0], [1.0, 0.5]) for k in range(5)})}}
+    lines, *_ = rr.analyse(runs, "robust", BASELINES)
+    assert any(ln.startswith("| robust_mes |") and ln.endswith("| 5/5 |") for ln in lines)
+    assert any(ln.startswith("| robust |") and ln.endswith("| 0/20 |") for ln in lines)
+
+
+@pytest.mark.parametrize("n, family, finite", [(5, 1, False), (6, 1, True), (6, 2, False), (9, 15, False),
+                                               (10, 15, True)])
+def test_detectable_factor_without_spread_is_set_by_the_smallest_p(n, family, finite):
+    # equal differences: every shift makes them all positive, p = 2 / 2^n (exact): detectable
+    # (factor 1) only if 2 / 2^n < 0.05 / family
+    assert (2.0 / 2 ** n < 0.05 / family) == finite
+    f = rr.detectable_factor(np.zeros(n), family)
+    assert (f == pytest.approx(1.0, abs=1e-6)) if finite else math.isinf(f)
+
+
+@pytest.mark.parametrize("seed, family", [(0, 1), (1, 15), (2, 6)])
+def test_detectable_factor_is_the_smallest_shift_scipy_calls_significant(seed, family):
+    d = np.random.default_rng(seed).normal(0.0, 1.5, size=20)
+    f = rr.detectable_factor(d, family)
+    c = d - np.median(d)
+    level = 0.05 / family
+    assert stats.wilcoxon(c + math.log(f) * 1.001).pvalue < level
+    assert stats.wilcoxon(c + math.log(f) * 0.99).pvalue >= level
+    assert 1.0 < f < math.exp(6 * 1.5)

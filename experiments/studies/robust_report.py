@@ -6,10 +6,14 @@ one table per checkpoint, the paired tests, the recommendation's checks, overhea
 
 Statistics (docs/RESULTS.md, protocol): regret at 25 / 50 / 100 % of the budget (cost
 spent after the design) of the recommendation and of the best point measured at the
-target; a seed that stopped before a checkpoint (the evaluation cap) is marked and left
-out of that checkpoint; paired two-sided Wilcoxon signed-rank tests on log regret of the
-reference strategy against each other one, Holm-adjusted over the comparisons of one
-problem; "better"/"worse" only where the adjusted p < 0.05, else "level".
+target; a seed that stopped before a checkpoint (the evaluation cap) is carried at the
+last regret it reached and marked (``†k``: k seeds carried), never dropped; paired
+two-sided Wilcoxon signed-rank tests on log regret of the reference strategy against each
+other one over the seeds both ran, Holm-adjusted over the comparisons of one problem that
+have pairs (a comparison without pairs is "not compared" and is not in the family);
+"better"/"worse" only where the adjusted p < 0.05, else "level". Beside each verdict, the
+smallest detectable factor (``detectable_factor``): how many times higher the reference's
+regret could be, with the seeds' observed spread, before the test would call it worse.
 
     python experiments/studies/robust_report.py --data docs/data/robust
 """
@@ -31,13 +35,17 @@ FLOOR = 1e-12  # log regret floor (an exact optimum)
 
 
 def at_cost(cost, values, c):
-    """The value after the last evaluation with cost spent <= c; NaN if the seed
-    stopped before spending c (cap) -- it is then not counted at that checkpoint."""
+    """The value after the last evaluation with cost spent <= c. A seed that stopped
+    before spending c (the evaluation cap) is carried at its last value (``stopped_before``
+    says which seeds to mark); NaN only if no evaluation had cost <= c."""
     cost, values = np.asarray(cost, float), np.asarray(values, float)
-    if cost[-1] < c - 1e-9 and len(cost) > 0:
-        return math.nan  # stopped early (the evaluation cap)
     ok = np.flatnonzero(cost <= c + 1e-9)
     return float(values[ok[-1]]) if ok.size else math.nan
+
+
+def stopped_before(cost, c) -> bool:
+    """Whether a seed whose cost spent is ``cost`` stopped before spending ``c``."""
+    return len(cost) == 0 or float(cost[-1]) < c - 1e-9
 
 
 def holm(ps):
@@ -52,14 +60,74 @@ def holm(ps):
 
 
 def paired(a, b):
-    """``(p, a_lower, b_lower)`` of paired log regrets (NaN pairs dropped)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    ok = np.isfinite(a) & np.isfinite(b)
-    la, lb = np.log(np.maximum(a[ok], FLOOR)), np.log(np.maximum(b[ok], FLOOR))
-    if ok.sum() < 2 or np.allclose(la, lb):
-        return 1.0, int(np.sum(la < lb)), int(np.sum(lb < la))
+    """``(p, a_lower, b_lower, n_pairs)`` of the log regrets ``a`` and ``b``, dicts
+    ``{seed: regret}`` paired by seed (seeds one side lacks, and NaN values, are left out).
+    ``p`` is None where there is no pair: no test, "not compared", outside any Holm family."""
+    seeds = sorted(k for k in set(a) & set(b) if np.isfinite(a[k]) and np.isfinite(b[k]))
+    la = np.log(np.maximum(np.array([a[k] for k in seeds], float), FLOOR))
+    lb = np.log(np.maximum(np.array([b[k] for k in seeds], float), FLOOR))
+    lo, hi = int(np.sum(la < lb)), int(np.sum(lb < la))
+    if not seeds:
+        return None, 0, 0, 0
+    if np.allclose(la, lb):
+        return 1.0, lo, hi, len(seeds)
     p = stats.wilcoxon(la, lb, zero_method="zsplit").pvalue
-    return float(p), int(np.sum(la < lb)), int(np.sum(lb < la))
+    return float(p), lo, hi, len(seeds)
+
+
+def matched(ca, cb, c):
+    """Paired regrets at matched cost: ``(a, b, k)`` with ``a``/``b`` ``{seed: regret}`` over
+    the seeds both ran, each pair taken at the smaller of ``c`` and the cost where either
+    seed stopped (``ca``/``cb``: ``{seed: (cost spent, regret)}``); ``k`` pairs were matched
+    below ``c`` because a seed stopped early."""
+    a, b, k = {}, {}, 0
+    for seed in sorted(set(ca) & set(cb)):
+        (xa, ya), (xb, yb) = ca[seed], cb[seed]
+        m = min(c, float(xa[-1]) if len(xa) else 0.0, float(xb[-1]) if len(xb) else 0.0)
+        k += m < c - 1e-9
+        a[seed], b[seed] = at_cost(xa, ya, m), at_cost(xb, yb, m)
+    return a, b, k
+
+
+def log_differences(a, b):
+    """Paired log-regret differences ``log a - log b`` over the seeds both have."""
+    seeds = sorted(k for k in set(a) & set(b) if np.isfinite(a[k]) and np.isfinite(b[k]))
+    return (np.log(np.maximum(np.array([a[k] for k in seeds], float), FLOOR))
+            - np.log(np.maximum(np.array([b[k] for k in seeds], float), FLOOR)))
+
+
+def detectable_factor(d, family: int, alpha: float = 0.05) -> float:
+    """The smallest factor between medians that the test could detect with these seeds
+    and this family: ``exp(delta)`` for the smallest ``delta >= 0`` at which the paired
+    two-sided Wilcoxon test of the differences ``d - median(d) + delta`` (the seeds'
+    observed spread, shifted so that the reference is ``exp(delta)`` times higher) has
+    p < alpha / family, the threshold the first step of Holm's procedure sets. ``inf``
+    where no shift can reach it (too few pairs: the smallest p with n pairs is 2 / 2^n)."""
+    d = np.asarray(d, float)
+    d = d[np.isfinite(d)]
+    n, level = d.size, alpha / max(int(family), 1)
+    if n == 0 or 2.0 / 2.0 ** n >= level:
+        return math.inf
+    c = d - np.median(d)
+
+    def p(delta):
+        x = c + delta
+        if np.all(x == 0):
+            return 1.0
+        return float(stats.wilcoxon(x, zero_method="zsplit").pvalue)
+
+    hi = max(float(np.max(np.abs(c))), 1e-6) * 2 + 1e-6
+    for _ in range(60):  # every difference positive gives the smallest p (ties: approximate)
+        if p(hi) < level:
+            break
+        hi *= 2
+    else:
+        return math.inf
+    lo = 0.0
+    for _ in range(30):  # hi / 2^30: far below the 2 digits printed
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if p(mid) >= level else (lo, mid)
+    return float(math.exp(hi))
 
 
 def load(data: Path, only=None, relabel=None, n_seeds=None):
@@ -81,16 +149,23 @@ def load(data: Path, only=None, relabel=None, n_seeds=None):
 
 
 def per_seed(run, budget):
-    rec = {f"{c:g}": [] for c in CHECKPOINTS}
-    best = {f"{c:g}": [] for c in CHECKPOINTS}
+    """Per-seed checks of one run; ``rec``/``best``: ``{checkpoint: {seed: regret}}`` (a seed
+    that stopped early carried at its last value), ``carried``: ``{checkpoint: [seeds]}``."""
+    rec = {f"{c:g}": {} for c in CHECKPOINTS}
+    best = {f"{c:g}": {} for c in CHECKPOINTS}
+    carried = {f"{c:g}": [] for c in CHECKPOINTS}
     share, rise, cover, viol, over, stopped = [], [], [], [], [], 0
     tz = run["target_z"]
+    curves = {}
     for s in run["seeds"]:
         cost = s["cost_spent"]
+        curves[s["seed"]] = (np.asarray(cost, float), np.asarray(s["regret"], float))
         for c in CHECKPOINTS:
-            rec[f"{c:g}"].append(at_cost(cost, s["regret"], c * budget))
-            best[f"{c:g}"].append(at_cost(cost, s["best_regret"], c * budget))
-        stopped += cost[-1] < budget - 1e-9
+            rec[f"{c:g}"][s["seed"]] = at_cost(cost, s["regret"], c * budget)
+            best[f"{c:g}"][s["seed"]] = at_cost(cost, s["best_regret"], c * budget)
+            if stopped_before(cost, c * budget):
+                carried[f"{c:g}"].append(s["seed"])
+        stopped += stopped_before(cost, budget)
         z = np.asarray(s["z"], float)
         # a combined target (FASTCV's fold mean) is no one fidelity: no share to report
         single = len(run.get("target_fidelities", [tz])) == 1
@@ -105,7 +180,8 @@ def per_seed(run, budget):
         viol.append(float(np.mean(gap > 1.96 * sd)))
         tot = [o["total"] for o in s["overheads"] if o["total"] is not None][1:]  # step 0 compiles
         over.append(float(np.median(tot)) if tot else math.nan)
-    return dict(rec=rec, best=best, share=share, rise=rise, cover=cover, viol=viol, over=over, stopped=stopped)
+    return dict(rec=rec, best=best, carried=carried, share=share, rise=rise, cover=cover, viol=viol, over=over,
+                stopped=stopped, n=len(run["seeds"]), curves=curves)
 
 
 def fmt(v):
@@ -113,19 +189,48 @@ def fmt(v):
 
 
 def render(runs, reference, baselines, md: Path, png: Path | None):
-    """Write the full report (``md``) and the plot (``png``); returns ``(verdicts, summary)``."""
+    """Write the full report (``md``) and the plot (``png``); returns ``(verdicts, summary lines)``."""
     detail, summary_lines, verdicts, summary = analyse(runs, reference, baselines)
-    lines = ["<!-- generated by experiments/studies/robust_report.py; do not edit -->", ""]
-    lines += summary_lines + [""] + detail
     md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text("\n".join(lines) + "\n")
+    md.write_text(report_text(detail, summary_lines))
     if png is not None:
         plot(runs, png)
-    return verdicts, summary
+    return verdicts, summary_lines
+
+
+def _values(d):
+    return np.array(list(d.values()), float)
+
+
+def _med(d):
+    v = _values(d)
+    return float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
+
+
+def _dagger(st, c="1"):
+    """`` †k`` where k seeds of a run were carried at the checkpoint (stopped before it)."""
+    k = len(st["carried"][c])
+    return f" †{k}" if k else ""
+
+
+def fmt_factor(f):
+    """A detectable factor as printed: ``none`` where no shift could be detected, ``tie``
+    where every pair was equal (NaN: both sides at the same regret on every seed)."""
+    if f != f:
+        return "tie"
+    return "none" if not np.isfinite(f) else (f"{f:.2g}x" if f < 100 else f"{f:.0f}x")
+
+
+def report_text(detail, summary_lines) -> str:
+    """The markdown report (``--md``) of ``analyse``'s detail and summary lines."""
+    lines = ["<!-- generated by experiments/studies/robust_report.py; do not edit -->", ""]
+    return "\n".join(lines + summary_lines + [""] + detail) + "\n"
 
 
 def analyse(runs, reference, baselines):
-    """``(detail lines, summary lines, verdicts, per-problem stats)`` of the study."""
+    """``(detail lines, summary lines, verdicts, per-problem stats)`` of the study.
+    ``verdicts``: ``(problem, other, checkpoint, verdict, median ref., median other,
+    detectable factor)``, verdict one of better / worse / level / not compared."""
     lines = []
     verdicts = []
     summary = {}
@@ -134,8 +239,9 @@ def analyse(runs, reference, baselines):
         any_run = next(iter(strategies.values()))
         budget = any_run["budget"]
         stats_ = {s: per_seed(r, budget) for s, r in strategies.items()}
-        n_seeds = len(any_run["seeds"])
-        lines += [f"### {problem} (budget {budget:g}, {n_seeds} seeds)", "",
+        counts = sorted({st["n"] for st in stats_.values()})
+        n_text = " or ".join(str(n) for n in counts)
+        lines += [f"### {problem} (budget {budget:g}, {n_text} seeds)", "",
                   "| strategy | rec. 25 % | rec. 50 % | rec. 100 % | best meas. 100 % | target share | "
                   "worst rise | coverage | rec. worse than meas. | overhead s | stopped by cap |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -144,29 +250,51 @@ def analyse(runs, reference, baselines):
             if s not in stats_:
                 continue
             st = stats_[s]
-            med = lambda v: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
-            lines.append(f"| {s} | {fmt(med(st['rec']['0.25']))} | {fmt(med(st['rec']['0.5']))} | "
-                         f"{fmt(med(st['rec']['1']))} | {fmt(med(st['best']['1']))} | "
+            over = np.asarray(st["over"], float)
+            med_over = float(np.nanmedian(over)) if np.isfinite(over).any() else math.nan
+            lines.append(f"| {s} | {fmt(_med(st['rec']['0.25']))}{_dagger(st, '0.25')} | "
+                         f"{fmt(_med(st['rec']['0.5']))}{_dagger(st, '0.5')} | "
+                         f"{fmt(_med(st['rec']['1']))}{_dagger(st)} | {fmt(_med(st['best']['1']))}{_dagger(st)} | "
                          f"{fmt(float(np.nanmean(st['share'])))} | {fmt(float(np.nanmax(st['rise'])))} | "
                          f"{fmt(float(np.nanmin(st['cover'])))}-{fmt(float(np.nanmax(st['cover'])))} | "
-                         f"{fmt(float(np.nanmean(st['viol'])))} | {fmt(med(st['over']))} | {st['stopped']}/{n_seeds} |")
+                         f"{fmt(float(np.nanmean(st['viol'])))} | {fmt(med_over)} | {st['stopped']}/{st['n']} |")
+        lines += ["", "† k: k seeds stopped (the evaluation cap) before that cost; each is carried at the "
+                  "last regret it reached, never dropped."]
         if reference in stats_:
-            lines += ["", f"Paired tests, {reference} against each (Wilcoxon on log regret of the recommendation, "
-                      "Holm over this problem's comparisons; lower/higher = seeds where the reference is lower/higher):",
-                      "", "| against | checkpoint | median ref. | median other | ref. lower / higher | p | Holm p | verdict |",
-                      "|---|---|---|---|---|---|---|---|"]
-            rows, ps = [], []
+            lines += ["", f"Paired tests, {reference} against each (Wilcoxon on log regret of the recommendation "
+                      "over the seeds both ran, at matched cost: a pair where either seed stopped before the "
+                      "checkpoint is compared at the cost where it stopped, for both sides, and counted as "
+                      "matched; medians are of these pairs; Holm over this problem's comparisons that "
+                      "have pairs; lower/higher = seeds where the reference is lower/higher; detectable: the "
+                      "smallest factor by which the reference could be higher, with this spread, these pairs and "
+                      "this family, and be called worse):",
+                      "", "| against | checkpoint | median ref. | median other | pairs | ref. lower / higher | p | "
+                      "Holm p | verdict | detectable |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
+            rows = []
             for other in [b for b in baselines if b in stats_ and b != reference]:
                 for c in CHECKPOINTS:
-                    a, b = stats_[reference]["rec"][f"{c:g}"], stats_[other]["rec"][f"{c:g}"]
-                    p, lo, hi = paired(a, b)
-                    rows.append((other, c, np.nanmedian(a), np.nanmedian(b), lo, hi, p))
-                    ps.append(p)
-            adj = holm(ps) if ps else []
-            for (other, c, ma, mb, lo, hi, p), pa in zip(rows, adj):
-                verdict = "level" if pa >= 0.05 else ("better" if ma < mb else "worse")
-                verdicts.append((problem, other, c, verdict, ma, mb))
-                lines.append(f"| {other} | {c:.0%} | {fmt(ma)} | {fmt(mb)} | {lo}/{hi} | {p:.3g} | {pa:.3g} | {verdict} |")
+                    a, b, k = matched(stats_[reference]["curves"], stats_[other]["curves"], c * budget)
+                    p, lo, hi, n = paired(a, b)
+                    rows.append(dict(other=other, c=c, ma=_med(a), mb=_med(b), lo=lo, hi=hi, p=p, n=n,
+                                     d=log_differences(a, b), k=k))
+            tested = [r for r in rows if r["p"] is not None]
+            adj = holm([r["p"] for r in tested]) if tested else []
+            for r, pa in zip(tested, adj):
+                r["pa"] = float(pa)
+            for r in rows:
+                if r["p"] is None:
+                    verdict, factor = "not compared", math.inf
+                    ptext = "- | -"
+                else:
+                    pa = r["pa"]
+                    verdict = "level" if pa >= 0.05 else ("better" if r["ma"] < r["mb"] else "worse")
+                    factor = detectable_factor(r["d"], len(tested)) if np.any(r["d"] != 0) else math.nan
+                    ptext = f"{r['p']:.3g} | {pa:.3g}"
+                verdicts.append((problem, r["other"], r["c"], verdict, r["ma"], r["mb"], factor))
+                n_text = f"{r['n']} ({r['k']} matched)" if r["k"] else f"{r['n']}"
+                lines.append(f"| {r['other']} | {r['c']:.0%} | {fmt(r['ma'])} | {fmt(r['mb'])} | "
+                             f"{n_text} | {r['lo']}/{r['hi']} | {ptext} | {verdict} | {fmt_factor(factor)} |")
         lines.append("")
         summary[problem] = stats_
     table = summary_table(summary, verdicts, reference, baselines)
@@ -184,80 +312,116 @@ def _reliable(problem: str) -> bool:
 
 
 def _median(st, key="rec", c="1"):
-    v = np.asarray(st[key][c], float)
-    return float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
+    return _med(st[key][c])
+
+
+def _worst(vs):
+    """One word for a list of verdicts: worse > better > level; "not compared" if no test had pairs."""
+    vs = [v for v in vs if v != "not compared"]
+    if not vs:
+        return "not compared"
+    return "worse" if "worse" in vs else ("better" if "better" in vs else "level")
+
+
+VIOL_LIMIT = 0.02  # the recommendation's target: worse than a measured point beyond its interval at <= 2 % of steps
 
 
 def target_lines(summary, verdicts, reference):
-    """The issue's targets, checked on these data: one bullet each (problems named where
-    a target is missed)."""
+    """The targets, checked on these data: one bullet each (problems named where a target
+    is missed; comparisons without pairs named as not compared)."""
     probs = [p for p in sorted(summary) if reference in summary[p]]
     n = len(probs)
 
-    def worse(p, others, c=None):
-        return any(v == "worse" for q, o, cc, v, _, _ in verdicts if q == p and o in others and (c is None or cc == c))
-
-    def better(p, other, c):
-        return any(v == "better" for q, o, cc, v, _, _ in verdicts if q == p and o == other and cc == c)
+    def has(p, others, word, c=None):
+        return any(v == word for q, o, cc, v, *_ in verdicts if q == p and o in others and (c is None or cc == c))
 
     def ratio(p, other):
         a, b = _median(summary[p][reference]), _median(summary[p][other])
-        return f"{p} {fmt(a)} against {fmt(b)}"
+        return f"{p} {fmt(a)}{_dagger(summary[p][reference])} against {fmt(b)}{_dagger(summary[p][other])}"
 
     def names(ps):
         return ", ".join(ps) if ps else "none"
 
-    sig_worse = [p for p in probs if worse(p, ("ei", "mes"))]
+    def factor(p, other="ei", c=1.0):
+        fs = [f for q, o, cc, v, _, _, f in verdicts if q == p and o == other and cc == c and v != "not compared"]
+        return fs[0] if fs else math.inf
+
+    sig_worse = [p for p in probs if has(p, ("ei", "mes"), "worse")]
     above_ei = [p for p in probs if "ei" in summary[p] and _median(summary[p][reference]) > _median(summary[p]["ei"])]
+    with_ei = [p for p in probs if "ei" in summary[p] and reference != "ei"]
     reliable = [p for p in probs if _reliable(p) and "ei" in summary[p]]
-    half = [p for p in reliable if better(p, "ei", 0.5)]
+    half = [p for p in reliable if has(p, ("ei",), "better", 0.5)]
     two_stage = [p for p in probs if any(b in summary[p] for b in ("mt_ei", "mf_gp_ucb", "boca"))]
-    def best_two_stage(p):  # a heuristic whose median run stopped before the budget (NaN) does not count
+
+    def best_two_stage(p):  # seeds that stopped early are carried (marked in the tables)
         meds = [_median(summary[p][b]) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in summary[p]]
         return min((m for m in meds if np.isfinite(m)), default=math.inf)
 
     at_or_below = [p for p in two_stage if _median(summary[p][reference]) <= best_two_stage(p)]
-    two_worse = [p for p in two_stage if worse(p, ("mt_ei", "mf_gp_ucb", "boca"))]
-    viol = [p for p in probs if float(np.nanmean(summary[p][reference]["viol"])) > 0.05]
+    two_worse = [p for p in two_stage if has(p, ("mt_ei", "mf_gp_ucb", "boca"), "worse")]
+    viol = {p: float(np.nanmean(summary[p][reference]["viol"])) for p in probs}
+    over = [f"{p} {fmt(v)}" for p, v in viol.items() if v > VIOL_LIMIT]
     cover = [p for p in probs if float(np.nanmean(summary[p][reference]["cover"])) < 0.9]
     cov = [float(np.nanmean(summary[p][reference]["cover"])) for p in probs]
-    return [
-        f"Targets, checked on these {n} problems ({reference}; Holm-adjusted paired tests at 25, 50 and 100 % of the budget):",
+    mumbo = [p for p in probs if "mumbo" in summary[p]]
+    mumbo_above = [f"{q} {fmt(ma)} against {fmt(mb)}" for q, o, cc, v, ma, mb, _ in verdicts
+                   if q in mumbo and o == "mumbo" and cc == 1.0 and ma > mb]
+    lines = [
+        f"Targets, checked on these {n} problems ({reference}; Holm-adjusted paired tests at 25, 50 and 100 % of "
+        "the budget over the tests that have pairs, at matched cost where a seed stopped early (the cost where it "
+        "stopped, for both sides); † k: k seeds stopped by the cap before the budget, carried at their last regret "
+        "in the medians; detectable: the smallest factor between medians the paired test could call worse with these "
+        "seeds and this problem's Holm family):",
         "",
         f"* Significantly worse than EI or MES at some checkpoint: {names(sig_worse)}. "
         f"Median final regret above EI's: {names([ratio(p, 'ei') for p in above_ei])}.",
+    ]
+    if with_ei:
+        lines.append("* Power: the smallest factor by which the final regret could exceed EI's and the test at 100 % "
+                     "still not call it worse: " + ", ".join(f"{p} {fmt_factor(factor(p))}" for p in with_ei) + ".")
+    lines += [
         f"* Cheap source reliable: significantly better than EI at half the budget on {len(half)} of {len(reliable)} "
         f"({names(half)}).",
         f"* At or below the best of MT-EI and MF-GP-UCB (BOCA) on {len(at_or_below)} of {len(two_stage)}; "
         f"one of them significantly better: {names(two_worse)}.",
-        f"* Against MUMBO: significantly better at some checkpoint on "
-        f"{names([p for p in probs if any(better(p, 'mumbo', c) for c in CHECKPOINTS)])}; worse on "
-        f"{names([p for p in probs if worse(p, ('mumbo',))])}.",
-        f"* Recommendation worse than the best measured target point by more than its interval at over 5 % of the "
-        f"steps: {names(viol)}. Its 95 % interval covers the truth at {fmt(min(cov))} to {fmt(max(cov))} of the steps; "
-        f"under 0.9 on {names(cover)}.",
     ]
+    if mumbo:
+        lines.append(
+            f"* Against MUMBO (at matched cost): significantly better at some checkpoint on "
+            f"{names([p for p in mumbo if has(p, ('mumbo',), 'better')])}; significantly worse on "
+            f"{names([p for p in mumbo if has(p, ('mumbo',), 'worse')])}; not compared (no pairs) on "
+            f"{names([p for p in mumbo if has(p, ('mumbo',), 'not compared')])}; final median above MUMBO's "
+            f"(matched pairs at 100 %): {names(mumbo_above)}.")
+    lines.append(
+        f"* Recommendation worse than the best measured target point by more than its interval: at most "
+        f"{fmt(max(viol.values()))} of the steps on a problem; above {VIOL_LIMIT * 100:g} % of the steps on "
+        f"{names(over)}. Its 95 % interval covers the truth at {fmt(min(cov))} to {fmt(max(cov))} of the steps; "
+        f"under 0.9 on {names(cover)}.")
+    return lines
 
 
 def summary_table(summary, verdicts, reference, baselines):
     """One line per problem: the reference's final median regret against EI, MES and
     the better of the two-stage heuristics, the worst verdict against each over the
-    checkpoints, and the reference's recommendation checks."""
+    checkpoints, the smallest factor the final test against EI could detect, and the
+    reference's recommendation checks. † k: k seeds carried (stopped by the cap)."""
     med = _median
 
     def verdict(problem, other):
-        vs = [v for p, o, _, v, _, _ in verdicts if p == problem and o == other]
-        if not vs:
-            return "-"
-        return "worse" if "worse" in vs else ("better" if "better" in vs else "level")
+        vs = [v for p, o, _, v, *_ in verdicts if p == problem and o == other]
+        return _worst(vs) if vs else "-"
 
-    def better_at_half(problem, other):
-        vs = [v for p, o, c, v, _, _ in verdicts if p == problem and o == other and c == 0.5]
-        return vs[0] if vs else "-"
+    def at(problem, other, c):
+        vs = [(v, f) for p, o, cc, v, _, _, f in verdicts if p == problem and o == other and cc == c]
+        return vs[0] if vs else ("-", math.inf)
+
+    def cell(st, s):
+        return f"{fmt(med(st[s]))}{_dagger(st[s])}" if s in st else "-"
 
     head = [f"| problem | {reference} | EI | MES | MUMBO | best of MT-EI, MF-GP-UCB / BOCA | vs EI (50 % / any) | "
-            "vs MES | vs MUMBO | vs two-stage | target share | coverage | rec. worse than meas. |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "detectable vs EI (100 %) | vs MES | vs MUMBO | vs two-stage | target share | coverage | "
+            "rec. worse than meas. |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
     for problem, st in sorted(summary.items()):
         if reference not in st:
@@ -265,12 +429,13 @@ def summary_table(summary, verdicts, reference, baselines):
         r = st[reference]
         two = [(med(st[b]), b) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in st and np.isfinite(med(st[b]))]
         two_best = min(two) if two else (math.nan, "-")
+        two_cell = f"{fmt(two_best[0])}{_dagger(st[two_best[1]]) if two_best[1] in st else ''} ({two_best[1]})"
         two_verdicts = [verdict(problem, b) for b in ("mt_ei", "mf_gp_ucb", "boca") if b in st]
-        two_v = "worse" if "worse" in two_verdicts else ("better" if "better" in two_verdicts else
-                                                        ("level" if two_verdicts else "-"))
-        rows.append(f"| {problem} | {fmt(med(r))} | {fmt(med(st['ei'])) if 'ei' in st else '-'} | "
-                    f"{fmt(med(st['mes'])) if 'mes' in st else '-'} | {fmt(med(st['mumbo'])) if 'mumbo' in st else '-'} | "
-                    f"{fmt(two_best[0])} ({two_best[1]}) | {better_at_half(problem, 'ei')} / {verdict(problem, 'ei')} | "
+        two_v = _worst(two_verdicts) if two_verdicts else "-"
+        ei_factor = at(problem, "ei", 1.0)
+        rows.append(f"| {problem} | {cell(st, reference)} | {cell(st, 'ei')} | {cell(st, 'mes')} | "
+                    f"{cell(st, 'mumbo')} | {two_cell} | {at(problem, 'ei', 0.5)[0]} / {verdict(problem, 'ei')} | "
+                    f"{fmt_factor(ei_factor[1]) if ei_factor[0] not in ('-', 'not compared') else '-'} | "
                     f"{verdict(problem, 'mes')} | {verdict(problem, 'mumbo')} | {two_v} | "
                     f"{fmt(float(np.nanmean(r['share'])))} | {fmt(float(np.nanmean(r['cover'])))} | "
                     f"{fmt(float(np.nanmean(r['viol'])))} |")
@@ -343,13 +508,13 @@ def main(argv=None):
     relabel = {tuple(a.split("/")): tuple(b.split("/")) for a, b in
                (item.split("=") for item in args.relabel.split(",") if item)}
     runs = load(Path(args.data), [p for p in args.problems.split(",") if p], relabel, args.seeds)
-    verdicts, _ = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
+    verdicts, summary_lines = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
     if args.results:
         page = Path(args.results)
-        page.write_text(with_summary(page.read_text(), analyse(runs, args.reference, args.baselines.split(","))[1],
+        page.write_text(with_summary(page.read_text(), summary_lines,
                                      args.marker))
     counts = defaultdict(int)
-    for _, other, _, v, _, _ in verdicts:
+    for _, other, _, v, *_ in verdicts:
         counts[(other, v)] += 1
     for (other, v), n in sorted(counts.items()):
         print(f"{args.reference} vs {other}: {v} at {n} checkpoints")

@@ -31,8 +31,9 @@ Rules (``BOSettings.recommendation.rule``; ``"robust"`` is the default, ``"globa
   posterior mean of g over the box where the lower bound ``mu_g - ROBUST_SD sd_g`` (sd
   widened by :func:`interval_scale`) under that model AND under the target-only model
   beats the better model's mean at the best x measured AT the target, else that
-  measured x; the mean and interval are the better model's. Never silently worse than
-  a measured target point; single-fidelity targets.
+  measured x; the mean and interval are the better model's. It can still be worse than
+  a measured target point (where both models are wrong; docs/RESULTS.md gives how often);
+  single-fidelity targets.
 * ``"global_guard"``: ``"global"``'s maximiser only where its lower bound
   ``mu_g - SAFE_SD sd_g`` (sd widened by :func:`interval_scale`) clears the posterior mean
   at ``"target"``'s x, an x evaluated AT the target; else that x. The fallback is a
