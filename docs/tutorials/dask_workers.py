@@ -11,7 +11,7 @@ result as it finishes; a decision made while others are still running conditions
 """
 
 import os
-import tempfile
+import shutil
 
 import jax
 
@@ -26,9 +26,13 @@ except ImportError:  # the workers extra is not installed
     raise SystemExit(0)
 
 STEPS = int(os.environ.get("MUMBO_TUTORIAL_STEPS", "8"))
+OUT = os.environ.get("MUMBO_TUTORIAL_OUT", ".")  # where the plot goes
 
 config = {
-    # the objective by name, so that a worker process can import it
+    # the objective by name, so that a worker process can import it. train_demo "diverges"
+    # (raises FloatingPointError) for a learning rate above 0.3, as real training can: such
+    # an evaluation is journaled as failed, the model learns where failures happen, and
+    # the run goes on. Its range reaches 1.0 on purpose, so that you see a failure.
     "objective": {"function": "mumbo_jax.benchmarks.examples:train_demo", "direction": "maximise"},
     "parameters": {"learning_rate": {"low": 1e-4, "high": 1.0, "log": True},
                    "weight_decay": {"low": 1e-6, "high": 1e-1, "log": True}},
@@ -37,10 +41,18 @@ config = {
 }
 
 if __name__ == "__main__":
-    run_dir = os.path.join(tempfile.mkdtemp(), "run")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    run_dir = os.path.join(OUT, "dask_tutorial_run")  # the run folder: journal, results, plot
+    shutil.rmtree(run_dir, ignore_errors=True)  # this tutorial's own folder, from an earlier run
+    # two workers in this process (threads): on a real cluster, pass the scheduler's address
+    # to Client("tcp://HOST:8786") instead and the evaluations run on its machines
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        executor = client.get_executor()
-        results = tune.tune(config, out=run_dir, executor=executor, workers=2)
-    print(results["counts"], "best at the target:", results["best_observed"])
-    print(f"journal: {run_dir}/journal.jsonl")
+        results = tune.tune(config, out=run_dir, executor=client.get_executor(), workers=2)
+    counts = results["counts"]
+    print(f"{counts['evaluations']} evaluations: {counts['ok']} succeeded, {counts['failed']} failed "
+          f"(learning rate above 0.3: training diverged)")
+    best = results["best_observed"]
+    print(f"best at the target: score {best['score']:.4f} at "
+          + ", ".join(f"{k} = {v:.3g}" for k, v in best["x"].items()))
+    shutil.copy(os.path.join(run_dir, "tuning.png"), os.path.join(OUT, "dask_workers.png"))  # tune's own plot
+    print("plot: dask_workers.png (the run folder also holds journal.jsonl and results.json)")

@@ -98,6 +98,17 @@ class AskTell:
     failing region learnt from a few points is avoided elsewhere along it too. The
     recommendation (:meth:`incumbent`) comes from the successful evaluations alone.
 
+    Examples:
+        >>> import jax; jax.config.update("jax_enable_x64", True)
+        >>> import mumbo_jax as mj
+        >>> spec = mj.icm_model(bounds=[(0.0, 1.0)], n_fidelities=2)  # fidelity 0 is the target
+        >>> task = mj.make_task(spec, mj.target_fidelity(0), mj.discrete_fidelities([10.0, 1.0]))
+        >>> opt = mj.AskTell(task, mj.BOSettings(), seed=0)  # the defaults: the robust rule
+        >>> for _ in range(opt.n_design + 2):  # the initial design, then two BO steps
+        ...     x, z = opt.ask()
+        ...     opt.tell(x, z, -(x[0] - 0.3) ** 2 - 0.1 * z)  # your evaluation (maximised)
+        >>> x_best, mean, sd = opt.recommendation()
+
     Args:
         task: model, target and fidelity space (:func:`mumbo_jax.bo.settings.make_task`).
         settings: the decision rule's settings.

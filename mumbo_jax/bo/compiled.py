@@ -372,6 +372,16 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
                  min_buffer: int = kernel.MIN_BUFFER, mesh=None, prefetch: bool | None = None) -> History:
     """Run BO on a traceable benchmark for several seeds.
 
+    Examples:
+        >>> import jax; jax.config.update("jax_enable_x64", True)
+        >>> import mumbo_jax as mj
+        >>> from mumbo_jax.benchmarks import problems, tasks
+        >>> problem = problems.get_problem("forrester")
+        >>> hist = mj.run_compiled(tasks.problem_benchmark(problem), tasks.problem_task(problem),
+        ...                        budget=10.0, seeds=[0, 1], max_evals=4)
+        >>> hist.regret.shape[0]  # a leading seed axis
+        2
+
     Args:
         bench: a :class:`Benchmark` (e.g.
             :func:`mumbo_jax.benchmarks.tasks.problem_benchmark`).

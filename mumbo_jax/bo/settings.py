@@ -181,6 +181,16 @@ class BOSettings:
     A record may be given as a dict of its fields (the others keep their defaults). A
     flat name of before the records (``n_gstar``, ``fit_restarts``, ...; :func:`old_keys`)
     is a TypeError that names its field today (``gstar.samples``).
+
+    Examples:
+        >>> from mumbo_jax import BOSettings
+        >>> BOSettings().strategy, BOSettings().recommendation.rule  # the defaults
+        ('robust', 'robust')
+        >>> s = BOSettings(strategy="mumbo", gstar={"samples": 5})  # the paper's MUMBO-5
+        >>> s.gstar.samples, s.fit.restarts  # the other fields keep their defaults
+        (5, 2)
+        >>> s.replace(fit={"restarts": 4}).fit.restarts
+        4
     """
 
     def __new__(cls, *args, **kwargs):
