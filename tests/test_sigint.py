@@ -132,7 +132,10 @@ def test_tune_stops_within_a_second_inside_a_long_evaluation(tmp_path):
                                      '[fidelity]\nkind = "discrete"\ncosts = [1.0]\n[budget]\nevaluations = 3\n')
     code, took, err = interrupt_after(["tune", "t.toml", "--out", "r"], "run folder", tmp_path, wait=1.0)
     assert code == 130 and took < 1.5, (code, took, err)
-    assert "resume" in err
+    lines = [line for line in err.splitlines() if "interrupted" in line]
+    assert len(lines) == 1 and "every finished evaluation is in r/journal.jsonl; `mumbo-jax resume r` continues" \
+        in lines[0], err
+    assert not (tmp_path / "r" / ".mumbo-lock").exists()  # released by the watcher before it ended the process
 
 
 def test_the_watcher_is_removed_after_an_in_process_command(tmp_path):
