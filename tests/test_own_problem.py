@@ -127,3 +127,11 @@ def test_the_worked_example_runs_through_run_and_compare(tmp_path):
 def test_an_unknown_problem_still_lists_the_known_ones():
     with pytest.raises(ValueError, match="unknown problem 'no_such_problem'; allowed problems: .*forrester"):
         P.get_problem("no_such_problem")
+
+
+def test_a_config_with_an_unknown_problem_says_how_to_add_one():
+    from mumbo_jax.run.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=r"\[run\] problem: unknown problem 'my_branin'.*allowed: forrester, .*"
+                                          r"discrete_problem .*entry point of the group 'mumbo_jax.problems'"):
+        parse_config({"run": {"problem": "my_branin", "budget": 5}}, source="x.toml")

@@ -64,7 +64,10 @@ MAX_BUDGET = 1e12
 MAX_EVALS = 10_000
 MAX_RANK = 64
 _PROBLEM = Field("problem", str, "The benchmark (mumbo-jax list shows them).", required=True,
-                 choices=lambda: tuple(problems.PROBLEMS))
+                 choices=lambda: tuple(problems.PROBLEMS),
+                 hint="a problem of your own: build it with mumbo_jax.benchmarks.problems.discrete_problem and "
+                      "register it through an entry point of the group 'mumbo_jax.problems'; see the how-to "
+                      "'Benchmark your own problem over seeds'")
 _BUDGET = Field("budget", float, "Budget per seed: " + BUDGET_RULE + ".", required=True, low=0,
                 low_open=True, high=MAX_BUDGET)
 _MAX_EVALS = Field("max_evals", int, "Cap on BO evaluations per seed (initial design not counted).", default=200,

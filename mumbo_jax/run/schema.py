@@ -98,6 +98,7 @@ class Field:
     finite: bool = True
     items: type | None = None
     nonempty: bool = False
+    hint: str | None = None  # added to the error for a value outside ``choices``
 
     def allowed(self) -> tuple | None:
         if self.choices is None:
@@ -128,7 +129,7 @@ class Field:
         allowed = self.allowed()
         if allowed is not None and value not in allowed:
             fail(f"{where} {self.name}: unknown {self.noun or self.name} {value!r}{did_you_mean(value, allowed)}; "
-                 "allowed: " + ", ".join(map(str, allowed)))
+                 "allowed: " + ", ".join(map(str, allowed)) + (f" ({self.hint})" if self.hint else ""))
         return value
 
     def describe_type(self) -> str:
