@@ -96,7 +96,8 @@ class AskTell:
     against failure (:meth:`likely_failure`) expects to fail is imputed as a failure for
     that ask and the rule proposes again (at most :data:`MAX_PRESUMED` times), so a
     failing region learnt from a few points is avoided elsewhere along it too. The
-    recommendation (:meth:`incumbent`) comes from the successful evaluations alone.
+    recommendation (:meth:`incumbent`) comes from the successful evaluations alone, and
+    never lies where they fail (:mod:`mumbo_jax.bo.safe_recommendation`).
 
     Examples:
         >>> import jax; jax.config.update("jax_enable_x64", True)
