@@ -68,7 +68,7 @@ def test_without_failures_the_rule_stands():
     assert opt.recommendation_note is None
 
 
-def test_tune_reports_the_fallback_in_results_and_summary(tmp_path):
+def test_tune_reports_the_fallback_in_results_and_summary(tmp_path, monkeypatch):
     """``mumbo-jax tune``'s incumbent line and results.json: never inside the failing region."""
     import io
     import json
@@ -88,8 +88,15 @@ def test_tune_reports_the_fallback_in_results_and_summary(tmp_path):
            "fidelity": {"kind": "discrete", "costs": [10.0, 1.0]},
            "budget": {"evaluations": 9}, "run": {"seed": 1, "strategy": "mumbo"},
            "settings": {**TINY_SETTINGS, "recommendation": {"rule": "global"}}}
+    from mumbo_jax.bo import safe_recommendation
+
+    reasons = []  # what the guard said about the rule's x
+    real = safe_recommendation.unsafe_reason
+    monkeypatch.setattr(safe_recommendation, "unsafe_reason",
+                        lambda opt, x: reasons.append(real(opt, x)) or reasons[-1])
     out = io.StringIO()
     res = tuning.tune(cfg, out=tmp_path / "r", stream=out)
+    assert len(reasons) == 1  # the final recommendation was vetted
     assert any(e["status"] == "failed" for e in res["evaluations"])
     inc = res["incumbent"]
     failed = [e["x"]["a"] for e in res["evaluations"] if e["status"] == "failed"]
@@ -99,5 +106,7 @@ def test_tune_reports_the_fallback_in_results_and_summary(tmp_path):
     assert inc["x"]["a"] <= FAILS_ABOVE + 1e-9 or inc["x"]["a"] in ok
     saved = json.loads((tmp_path / "r" / tuning.RESULTS_NAME).read_text())["incumbent"]
     assert saved["note"] == inc["note"]
-    if inc["note"] is not None:  # the rule's optimum lay among the failures: said in the summary
-        assert "best successful evaluation" in out.getvalue() and "failure" in inc["note"]
+    # the global rule's optimum (a = 0.356 here) lies between the last success and the first
+    # failure, where the failure model is not sure of success: the fallback, said in the summary
+    assert reasons[0] is not None and inc["note"] is not None and "failure model" in inc["note"]
+    assert "best successful evaluation" in out.getvalue() and inc["x"]["a"] in ok
