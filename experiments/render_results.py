@@ -152,6 +152,8 @@ def verdict_cell(c: dict) -> str:
     """``below``/``above`` (MUMBO-10's final regrets against the rule's) where the
     Holm-adjusted p is under ALPHA, else ``level``."""
     p, raw = c["p_holm"], c["p_value"]
+    if c.get("n", 1) == 0:
+        return "not compared (no seed run by both)"  # no pairs: outside the Holm family
     if p is None:
         return "tied on every seed"
     word = "level"

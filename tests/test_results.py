@@ -135,6 +135,23 @@ def test_verdict_cell_uses_the_adjusted_p(p_holm, ref_lower, other_lower, word):
     assert cell.startswith(word)
 
 
+def test_a_comparison_without_pairs_is_not_compared_and_not_in_the_family():
+    from scipy import stats
+
+    from mumbo_jax.run import compare
+
+    def seeds(ids, scale):
+        return [{"seed": k, "regret": [1.0, scale * (k + 1) ** 1.5]} for k in ids]
+
+    records = {"mumbo-10": seeds(range(8), 1.0), "ei": seeds(range(8), 3.0), "mes": seeds(range(50, 58), 1.0)}
+    _, rows = compare.paired_comparisons(records, "mumbo-10")
+    assert rows["mes"]["n"] == 0 and rr.verdict_cell(rows["mes"]).startswith("not compared")
+    raw = stats.wilcoxon(np.log10([(k + 1) ** 1.5 for k in range(8)]),
+                         np.log10([3.0 * (k + 1) ** 1.5 for k in range(8)])).pvalue
+    assert rows["ei"]["p_holm"] == pytest.approx(raw)  # a family of one: the empty test is not counted
+    assert rr.verdict_cell(rows["ei"]).startswith("below")
+
+
 def test_unknown_markers_and_missing_data_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown renderer 'nope'"):
         rr.render_text("<!-- render: nope -->\n<!-- /render -->", ROOT)
