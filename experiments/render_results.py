@@ -982,6 +982,42 @@ def render_inducing(root, rel):
     return "\n".join(lines) + "\n"
 
 
+def _cpu_wall(cpu, wall, fmt=".3g"):
+    return f"{cpu:{fmt}} ({wall:{fmt}})"
+
+
+def render_botorch_fresh(root, rel):
+    """One decision of mumbo-jax beside BoTorch's MF-MES in CPU and wall seconds
+    (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the file under docs/data)."""
+    run = _load(root, f"docs/data/{rel}")
+    lines = ["| n | buffer rows | mumbo-jax MUMBO, CPU s (wall) | BoTorch qMF-MES, CPU s (wall) | ratio, CPU (wall) | "
+             "target 100x |", "|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        cpu = r["botorch_cpu_s"] / r["mumbo_jax_cpu_s"]
+        lines.append(f"| {r['n']} | {r['mumbo_jax']['buffer_rows']} | {_cpu_wall(r['mumbo_jax_cpu_s'], r['mumbo_jax_s'])} "
+                     f"| {_cpu_wall(r['botorch_cpu_s'], r['botorch_s'])} | {cpu:.0f}x ({r['ratio']:.0f}x) | "
+                     f"{'met' if cpu >= 100 else 'missed'} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_botorch_in_run(root, rel):
+    """A step inside a run on both sides, mumbo-jax amortised over its refit schedule
+    (``bench_botorch_mfmes.py --in-run``; ``rel``: the file under docs/data)."""
+    run = _load(root, f"docs/data/{rel}")
+    lines = ["| n | mumbo-jax: the step at n | its CPU s (wall) | mumbo-jax amortised, CPU s (wall) | BoTorch step, "
+             "CPU s (wall) | BoTorch's warm fit, wall s (its cold fit on n - 1) | ratio, amortised, CPU (wall) | "
+             "target 100x |", "|---|---|---|---|---|---|---|---|"]
+    for r in run["rows"]:
+        m, b = r["mumbo_jax"], r["botorch"]
+        cpu = r["ratio_amortised_cpu"]
+        lines.append(f"| {r['n']} | {m['step_kind']} | {_cpu_wall(m['step']['cpu_s'], m['step']['wall_s'])} | "
+                     f"{_cpu_wall(r['mumbo_jax_amortised_cpu_s'], r['mumbo_jax_amortised_s'])} | "
+                     f"{_cpu_wall(r['botorch_cpu_s'], r['botorch_s'])} | {r['botorch_fit_s']:.2g} "
+                     f"({b['previous_fit_s']:.3g}) | {cpu:.0f}x ({r['ratio_amortised']:.0f}x) | "
+                     f"{'met' if cpu >= 100 else 'missed'} |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": render_sweep, "verdict": render_verdict,
              "overhead_mtbo": render_overhead_mtbo, "speed": render_speed, "bo_studies": render_bo_studies,
              "step_overhead": render_step_overhead, "fastcv": render_fastcv,
@@ -994,7 +1030,8 @@ RENDERERS = {"compare": render_compare, "summary": render_summary, "sweep": rend
              "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish, "compile_lbfgs": render_compile_lbfgs, "base_block": render_base_block, "draws": render_draws, "prefetch": render_prefetch, "large_n": render_large_n,
              "paired_seed_study": render_paired_seed_study, "bench_linalg": render_bench_linalg,
              "botorch_mfmes": render_botorch_mfmes, "long_run": render_long_run,
-             "size_classes": render_size_classes, "inducing": render_inducing}
+             "size_classes": render_size_classes, "inducing": render_inducing,
+             "botorch_fresh": render_botorch_fresh, "botorch_in_run": render_botorch_in_run}
 
 
 # --------------------------------------------------------------------------- driver
