@@ -937,20 +937,29 @@ def render_paired_seed_study(root, study):
 
 
 def render_long_run(root, rel):
-    """Amortised seconds per step inside a run against n, the last run of
-    ``experiments/performance/bench_long_run.py`` (``rel``: the file under docs/data)."""
-    run = _load(root, f"docs/data/{rel}")[-1]
-    lines = [f"`{run['command']}` (jax {run['jax']}, load average {run['loadavg'][0]:.1f}):", "",
-             "| n | buffer rows | step between refits | its appends | warm refit (fit) | full refit (fit) | "
-             "amortised step | every step a refit (before) | before / amortised |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    """Amortised seconds per step inside a run against n, every run of
+    ``experiments/performance/bench_long_run.py`` with its note (``rel``: the file under docs/data)."""
+    lines = []
+    for run in _load(root, f"docs/data/{rel}"):
+        note = f"; {run['note']}" if run.get("note") else ""
+        lines += ([""] if lines else []) + [
+            f"`{run['command']}` (jax {run['jax']}, load average {run['loadavg'][0]:.1f}{note}):", "",
+            "| n | buffer rows | step between refits | its appends | warm refit (fit) | full refit (fit) | "
+            "amortised step | every step a refit (before) | before / amortised |",
+            "|---|---|---|---|---|---|---|---|---|"]
+        lines += _long_run_rows(run)
+    return "\n".join(lines) + "\n"
+
+
+def _long_run_rows(run):
+    lines = []
     for r in run["rows"]:
         step = f"{r['step_s']:.3f} s" if r["incremental"] else "(every step refits)"
         app = f"{r['step_append_s']:.4f} s" if r["incremental"] else "-"
         lines.append(f"| {r['n']} | {r['buffer_rows']} | {step} | {app} | {r['warm_refit_fit_s']:.3f} s | "
                      f"{r['cold_refit_fit_s']:.3f} s | {r['amortised_s']:.3f} s | {r['every_step_refit_s']:.3f} s | "
                      f"{r['every_step_refit_s'] / r['amortised_s']:.2f} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def render_size_classes(root, rel):
