@@ -45,7 +45,7 @@ __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
     "init", "observe", "step_keys", "refit_at", "cold_at", "fit_stage", "gstar_stage",
     "maximise_stage", "decision_settings", "decision_posterior", "propose", "incumbent_row", "recommend", "decide", "believe_stage",
-    "gibbon_stage", "PENDING_MODES",
+    "gibbon_stage", "believer_rows", "PENDING_MODES",
 ]
 
 PENDING_MODES = ("believer", "gibbon")  # how pending evaluations enter a decision
@@ -427,17 +427,24 @@ def believe_stage(task: Task, post: posterior.Posterior, buffers: Buffers, n: in
         post: the posterior fitted to ``buffers`` (raw units inside the buffers).
         x_pending: ``[P, d]``; z_pending: ``[P]`` the pending evaluations (P >= 1).
     """
+    b = believer_rows(task, post, buffers, n, x_pending, z_pending)
+    return posterior.condition(task.spec, post.params, b.x, b.z, b.y, b.mask, scaling=post.scaling)
+
+
+def believer_rows(task: Task, post: posterior.Posterior, buffers: Buffers, n: int, x_pending, z_pending) -> Buffers:
+    """The ``n`` data rows of ``buffers`` followed by the pending evaluations ``(x [P, d],
+    z [P])`` at their posterior mean under ``post``, in buffers of :func:`buffer_size`
+    ``(n + P)`` rows (the means predicted in blocks of 8, 16, ... rows: one program per
+    block size, not per P)."""
     xp = np.asarray(x_pending, float).reshape(-1, task.spec.dim)
     zp = np.asarray(z_pending, float).reshape(-1)
     p = xp.shape[0]
-    width = max(PENDING_PAD, 1 << (p - 1).bit_length())  # predict compiles per width, not per P
+    width = max(PENDING_PAD, 1 << (p - 1).bit_length())
     xq = np.concatenate([xp, np.repeat(xp[:1], width - p, axis=0)])
     zq = np.concatenate([zp, np.repeat(zp[:1], width - p)])
     mean, _ = posterior.predict(post, xq, zq.astype(int) if task.spec.discrete else zq)
-    mean = np.asarray(mean)[:p]
-    b = pad_buffers(np.concatenate([np.asarray(buffers.x[:n]), xp]), np.concatenate([np.asarray(buffers.z[:n]), zp]),
-                    np.concatenate([np.asarray(buffers.y[:n]), np.asarray(mean)]), buffer_size(n + xp.shape[0]))
-    return posterior.condition(task.spec, post.params, b.x, b.z, b.y, b.mask, scaling=post.scaling)
+    return pad_buffers(np.concatenate([np.asarray(buffers.x[:n]), xp]), np.concatenate([np.asarray(buffers.z[:n]), zp]),
+                       np.concatenate([np.asarray(buffers.y[:n]), np.asarray(mean)[:p]]), buffer_size(n + p))
 
 
 GIBBON_CONTINUOUS_FIDELITIES = 5  # a continuous fidelity is scored on this many evenly spaced values

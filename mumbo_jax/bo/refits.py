@@ -142,14 +142,5 @@ def believe(task: Task, post: posterior.Posterior, buffers: kernel.Buffers, n: i
     ``buffers``) at their posterior mean, in O(P n^2) rather than a new factorisation;
     the same posterior (a kriging believer's mean at one pending point does not move
     the means at the others). ``post`` itself is left as it was."""
-    xp = np.asarray(x_pending, float).reshape(-1, task.spec.dim)
-    zp = np.asarray(z_pending, float).reshape(-1)
-    width = max(kernel.PENDING_PAD, 1 << (xp.shape[0] - 1).bit_length())  # one program per width, not per P
-    pad = width - xp.shape[0]
-    xq, zq = np.concatenate([xp, np.repeat(xp[:1], pad, axis=0)]), np.concatenate([zp, np.repeat(zp[:1], pad)])
-    mean, _ = posterior.predict(post, xq, zq.astype(int) if task.spec.discrete else zq)
-    rows = kernel.pad_buffers(np.concatenate([np.asarray(buffers.x[:n]), xp]),
-                              np.concatenate([np.asarray(buffers.z[:n]), zp]),
-                              np.concatenate([np.asarray(buffers.y[:n]), np.asarray(mean)[:xp.shape[0]]]),
-                              kernel.buffer_size(n + xp.shape[0]))
-    return extend(post, rows, n, n + xp.shape[0], rows.x.shape[0])
+    rows = kernel.believer_rows(task, post, buffers, n, x_pending, z_pending)
+    return extend(post, rows, n, int(np.sum(rows.mask)), rows.x.shape[0])
