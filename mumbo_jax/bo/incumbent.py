@@ -62,7 +62,7 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
-from mumbo_jax.bo.registry import Names, Registry, check_name
+from mumbo_jax.registry import Names, Registry, check_name
 from mumbo_jax.gp import marginal, posterior, reliability
 
 __all__ = ["IncumbentRule", "INCUMBENT_RULES", "GLOBAL_RULES", "register", "unregister", "check_incumbent_rule",

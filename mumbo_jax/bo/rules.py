@@ -44,7 +44,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
@@ -54,7 +53,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.incumbent import incumbent_by_rule
-from mumbo_jax.bo.registry import Names, Registry, check_name, frozen_options
+from mumbo_jax.registry import Names, Registry, check_name, frozen_options
 from mumbo_jax.gp import marginal, posterior
 
 __all__ = [
@@ -345,34 +344,23 @@ CONTRIB_PACKAGE = "mumbo_jax.rules_contrib"
 
 
 class _Registry(Registry):
-    """name -> :class:`Rule`, in registration order (:class:`mumbo_jax.bo.registry.Registry`).
+    """name -> :class:`Rule`, in registration order (:class:`mumbo_jax.registry.Registry`).
     The built-in rules are there from the start; the contributed and plug-in rules are
     imported the first time a name outside the table is looked up or the table is listed
     (module docstring)."""
 
     def __init__(self, rules):
-        self._loaded = False
-        super().__init__("rule", Rule, rules)
+        self._contrib_loaded = False
+        super().__init__("rule", Rule, rules, entry_point_group=ENTRY_POINT_GROUP)
 
     def _load(self):
-        if self._loaded:
-            return
-        self._loaded = True  # before importing: the modules register through this table
-        package = importlib.import_module(CONTRIB_PACKAGE)
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{CONTRIB_PACKAGE}.{info.name}")
-        try:
-            from importlib.metadata import entry_points
-            plugins = entry_points(group=ENTRY_POINT_GROUP)
-        except Exception:  # a broken distribution's metadata must not hide the built-in rules
-            plugins = ()
-        for ep in plugins:
-            try:
-                ep.load()
-            except Exception as e:  # a broken plug-in is reported, the others still load
-                warnings.warn(f"mumbo_jax: rule plug-in {ep.name!r} ({ep.value}) failed to load: {e}",
-                              RuntimeWarning, stacklevel=2)
+        if not self._contrib_loaded:
+            self._contrib_loaded = True  # before importing: the modules register through this table
+            package = importlib.import_module(CONTRIB_PACKAGE)
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+                if not info.name.startswith("_"):
+                    importlib.import_module(f"{CONTRIB_PACKAGE}.{info.name}")
+        super()._load()
 
     def __repr__(self) -> str:
         return f"RULES({', '.join(self)})"

@@ -1,22 +1,20 @@
 """The registry: every problem with its box, fidelities, costs, noise and verified optimum.
 
-One entry per problem, in the order ``mumbo-jax list`` shows them: a new problem is its
-function (in :mod:`~mumbo_jax.benchmarks.problems.paper`, ``literature``, ``unreliable``,
-``real`` or a module of one's own) plus one :func:`register` call here (or in one's own
-code, at run time). The package's names (``problems.<name>`` is the registered problem's
-function), the config schema's choices, ``mumbo-jax list`` and the tests read
-:data:`PROBLEMS`; a config per problem (``configs/<name>.toml``) is optional.
+One entry per problem, in the order ``mumbo-jax list`` shows them: a built-in problem is
+its function (in :mod:`~mumbo_jax.benchmarks.problems.paper`, ``literature``,
+``unreliable`` or ``real``) plus one entry of the table here; a problem of one's own is a
+:func:`register` call in one's own code, at run time (docs/howto/own-problem.md). The
+package's names (``problems.<name>`` is the registered problem's function), the config
+schema's choices, ``mumbo-jax list`` and the tests read :data:`PROBLEMS`; a config per problem (``configs/<name>.toml``) is optional.
 """
 
 from __future__ import annotations
-
-import warnings
-from collections.abc import MutableMapping
 
 import numpy as np
 
 from mumbo_jax.benchmarks.problems import literature, paper, real, unreliable
 from mumbo_jax.benchmarks.problems.problem import Problem
+from mumbo_jax.registry import Registry
 
 __all__ = ["PROBLEMS", "SUITES", "ENTRY_POINT_GROUP", "register", "unregister", "get_problem", "suite"]
 
@@ -46,66 +44,13 @@ _H6_XSTAR = (
 ENTRY_POINT_GROUP = "mumbo_jax.problems"  # installed packages register problems through this group
 
 
-class _Problems(MutableMapping):
-    """name -> :class:`Problem`, in registration order. The built-in problems are there
-    from the start; the plug-ins (entry points of the group :data:`ENTRY_POINT_GROUP`,
-    each naming a module that calls :func:`register` on import, or a :class:`Problem`)
-    are loaded the first time a name outside the table is looked up or the table is
-    listed, so ``problem = "my_branin"`` in a config finds an installed package's problem."""
-
-    def __init__(self):
-        self._table: dict[str, Problem] = {}
-        self._loaded = False
-
-    def _load(self):
-        if self._loaded:
-            return
-        self._loaded = True  # before importing: the modules register through this table
-        try:
-            from importlib.metadata import entry_points
-            plugins = entry_points(group=ENTRY_POINT_GROUP)
-        except Exception:  # a broken distribution's metadata must not hide the built-in problems
-            plugins = ()
-        for ep in plugins:
-            try:
-                got = ep.load()
-                if isinstance(got, Problem):
-                    register(got)
-            except Exception as e:  # a broken plug-in is reported, the others still load
-                warnings.warn(f"mumbo_jax: problem plug-in {ep.name!r} ({ep.value}) failed to load: {e}",
-                              RuntimeWarning, stacklevel=3)
-
-    def __getitem__(self, name):
-        if name not in self._table:
-            self._load()
-        return self._table[name]
-
-    def __contains__(self, name):
-        try:
-            self[name]
-        except (KeyError, TypeError):
-            return False
-        return True
-
-    def __iter__(self):
-        self._load()
-        return iter(list(self._table))
-
-    def __len__(self):
-        self._load()
-        return len(self._table)
-
-    def __setitem__(self, name, problem):
-        self._table[name] = problem
-
-    def __delitem__(self, name):
-        del self._table[name]
-
-    def __repr__(self) -> str:
-        return f"PROBLEMS({', '.join(self)})"
+# the built-in problems, in the order ``mumbo-jax list`` shows them (the table below fills it)
+_BUILTIN: list[Problem] = []
 
 
-PROBLEMS: MutableMapping[str, Problem] = _Problems()
+def _builtin(problem: Problem) -> Problem:
+    _BUILTIN.append(problem)
+    return problem
 
 
 def _discrete_problem(**fields) -> Problem:
@@ -119,30 +64,7 @@ def _continuous_problem(**fields) -> Problem:
                    costs=None, noise_variances=(0.0,), **fields)
 
 
-def register(problem: Problem) -> Problem:
-    """Add ``problem`` to :data:`PROBLEMS` under ``problem.name`` and return it: ``mumbo-jax
-    list``, ``get_problem``, the configs' ``problem`` key and ``problems.<name>`` see it at
-    once. Registering the same record again is a no-op; another problem under a taken name
-    is a ValueError."""
-    if not isinstance(problem, Problem):
-        raise TypeError(f"register expects a Problem, got {type(problem).__name__}")
-    old = PROBLEMS._table.get(problem.name)  # no plug-in loading: the built-ins register at import
-    if old is not None:
-        if old is problem:
-            return old
-        raise ValueError(f"a problem named {problem.name!r} is already registered; choose another name")
-    PROBLEMS[problem.name] = problem
-    return problem
-
-
-def unregister(name: str) -> Problem:
-    """Remove a problem registered at run time (not a built-in one) and return it."""
-    if name in _BUILTIN:
-        raise ValueError(f"{name!r} is a built-in problem and cannot be removed")
-    return PROBLEMS.pop(name)
-
-
-register(
+_builtin(
     _discrete_problem(
         name="forrester",
         dim=1,
@@ -156,7 +78,7 @@ register(
         f=paper.forrester,
     )
 )
-register(
+_builtin(
     _discrete_problem(
         name="currin",
         dim=2,
@@ -170,7 +92,7 @@ register(
         f=paper.currin,
     )
 )
-register(
+_builtin(
     _discrete_problem(
         name="hartmann3",
         dim=3,
@@ -184,7 +106,7 @@ register(
         f=paper.hartmann3,
     )
 )
-register(
+_builtin(
     _discrete_problem(
         name="hartmann6",
         dim=6,
@@ -199,7 +121,7 @@ register(
     )
 )
 _BOREHOLE_XSTAR = (0.15, 100.0, 115_600.0, 1110.0, 116.0, 700.0, 1120.0, 12_055.0)
-register(
+_builtin(
     _discrete_problem(
         name="borehole",
         dim=8,
@@ -213,7 +135,7 @@ register(
         f=paper.borehole,
     )
 )
-register(
+_builtin(
     _discrete_problem(
         name="rosenbrock",
         dim=2,
@@ -227,7 +149,7 @@ register(
         f=paper.rosenbrock,
     )
 )
-register(
+_builtin(
     _continuous_problem(
         name="currin_continuous",
         dim=2,
@@ -251,8 +173,8 @@ _BRANIN_XSTAR = [np.pi, 2.275]
 
 def _bifidelity(name: str, f, dim: int, bounds, maximise: bool, optimum_value: float, optimum_location,
                 reference: str, noise: tuple[float, float] = (0.0, 0.0)) -> Problem:
-    """A registered two-fidelity problem: costs 10 (target) and 1, noiseless unless ``noise``."""
-    return register(_discrete_problem(
+    """A built-in two-fidelity problem: costs 10 (target) and 1, noiseless unless ``noise``."""
+    return _builtin(_discrete_problem(
         name=name, dim=dim, bounds=bounds, n_fidelities=2, costs=(10.0, 1.0), noise_variances=noise,
         maximise=maximise, optimum_value=optimum_value, optimum_location=optimum_location, f=f,
         reference=reference))
@@ -300,7 +222,7 @@ _bifidelity("unrel_currin_negated", unreliable.unrel_currin_negated, 2, [[0.0, 1
 _bifidelity("unrel_hartmann3_partial", unreliable.unrel_hartmann3_partial, 3, [[0.0, 1.0]] * 3, False, _H3_MIN,
             _H3_XSTAR, "Toal (2015) adjustable Hartmann-3 at a = 0.3 where x3 < 0.6, faded to 0 beyond "
             "(a region-wise construction after Mikkola et al. 2023)")
-register(
+_builtin(
     _continuous_problem(
         name="unrel_branin_continuous",
         dim=2,
@@ -325,7 +247,7 @@ register(
 _SVM_BOX = [[-10.0, 10.0], [-10.0, 10.0]]  # log2 C, log2 gamma
 _SVM_OPT, _SVM_XOPT = 2.0 / 359.0, [0.0, -2.0]  # 2 of 359 validation digits wrong; 6 nodes tie, the first (C-major)
 _CV_OPT, _CV_OPT_CV, _CV_XOPT = 0.020000000000000004, 0.02, [1.0, -2.0]  # 10 nodes tie; the first (C-major)
-register(
+_builtin(
     _continuous_problem(
         name="svm_fabolas",
         dim=2,
@@ -339,18 +261,38 @@ register(
         f"data fraction 2^(6 (z - 1)) as the fidelity, tabulated; cost {real.SVM_FULL_COST:g} at the full data",
     )
 )
-register(_discrete_problem(
+_builtin(_discrete_problem(
     name="fastcv_svm", dim=2, bounds=_SVM_BOX, n_fidelities=real.N_FOLDS, costs=(1.0,) * real.N_FOLDS,
     noise_variances=(0.0,) * real.N_FOLDS, maximise=False, optimum_value=_CV_OPT, optimum_location=_CV_XOPT,
     f=real.fastcv_svm, target_weights=(1.0 / real.N_FOLDS,) * real.N_FOLDS,
     reference="Swersky, Snoek & Adams (2013), multi-task BO (FASTCV); MUMBO paper Section 4.3: "
     "RBF SVM, 10-fold CV on 200 digits, folds as tasks, target the fold mean, tabulated"))
-register(_discrete_problem(
+_builtin(_discrete_problem(
     name="fastcv_svm_cv", dim=2, bounds=_SVM_BOX, n_fidelities=1, costs=(real.CV_COST,), noise_variances=(0.0,),
     maximise=False, optimum_value=_CV_OPT_CV, optimum_location=_CV_XOPT, f=real.fastcv_svm_cv,
     reference="fastcv_svm's target (the 10-fold CV error) as one fidelity at cost 10: standard BO by K-fold CV"))
 
-_BUILTIN = frozenset(PROBLEMS._table)  # the problems above: unregister refuses them
+PROBLEMS: Registry = Registry("problem", Problem, _BUILTIN, entry_point_group=ENTRY_POINT_GROUP)
+"""name -> :class:`Problem`, in registration order (:class:`mumbo_jax.registry.Registry`,
+as the rules). The built-in problems are there from the start (:func:`unregister` refuses
+them); the plug-ins (entry points of the group :data:`ENTRY_POINT_GROUP`, each naming a
+module that calls :func:`register` on import, or a :class:`Problem`) are loaded the first
+time a name outside the table is looked up or the table is listed, so ``problem =
+"my_branin"`` in a config finds an installed package's problem."""
+
+
+def register(problem: Problem) -> Problem:
+    """Add ``problem`` to :data:`PROBLEMS` under ``problem.name`` and return it: ``mumbo-jax
+    list``, ``get_problem``, the configs' ``problem`` key and ``problems.<name>`` see it at
+    once. Registering the same record again is a no-op; another problem under a taken name
+    is a ValueError."""
+    return PROBLEMS.register(problem)
+
+
+def unregister(name: str) -> Problem:
+    """Remove a problem registered at run time (not a built-in one) and return it."""
+    return PROBLEMS.unregister(name)
+
 
 #: Named problem suites: suite name -> registry names, in a fixed order.
 SUITES: dict[str, tuple[str, ...]] = {
