@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.bo.asktell import AskTell
 from tests.bo_helpers import FAST, drive, with_
 
@@ -68,8 +68,8 @@ def test_incumbent_reuses_the_last_fit(forrester_opt, monkeypatch):
     drive(opt, prob, 1)
     x, z = opt.ask()  # a fit on everything told so far
     calls = []
-    fit = kernel.fit_stage
-    monkeypatch.setattr(kernel, "fit_stage", lambda *a: calls.append(a[-1]) or fit(*a))
+    fit = stages.fit_stage
+    monkeypatch.setattr(stages, "fit_stage", lambda *a: calls.append(a[-1]) or fit(*a))
     compiles = []
 
     def listen(event, duration, **kw):
@@ -99,7 +99,7 @@ def test_incumbent_reuses_the_last_fit(forrester_opt, monkeypatch):
 
     def mean_at(xs):
         xs = np.asarray(xs, float).reshape(-1, 1)
-        return np.asarray(kernel.posterior.predict(post, xs, np.zeros(len(xs), int))[0])
+        return np.asarray(stages.posterior.predict(post, xs, np.zeros(len(xs), int))[0])
 
     assert mu2 == pytest.approx(float(mean_at(x2)[0]), rel=1e-10)
     assert mu2 >= float(mean_at(np.asarray(opt.x)).max()) - 1e-12
@@ -113,15 +113,15 @@ def test_design_size_is_carried_to_the_rules(monkeypatch):
     task = tasks.problem_task(prob)
     design = (np.asarray([[0.1], [0.5], [0.9], [0.3]]), np.asarray([0, 1, 2, 2]))
     seen = []
-    stage = kernel.maximise_stage
-    monkeypatch.setattr(kernel, "maximise_stage", lambda *a: seen.append(int(a[-1])) or stage(*a))
+    stage = stages.maximise_stage
+    monkeypatch.setattr(stages, "maximise_stage", lambda *a: seen.append(int(a[-1])) or stage(*a))
     opt = AskTell(task, with_(FAST, strategy="mf_gp_ucb"), seed=0, design=design)
     assert opt.n_design == 4
     drive(opt, prob, 2)
     restored = AskTell.from_state(task, opt.settings, opt.state_dict(), design=design)
     restored.ask()
     assert seen == [4, 4, 4]
-    state = kernel.init(task, *design, np.zeros(4))
+    state = stages.init(task, *design, np.zeros(4))
     assert int(state.n_design) == 4 and int(state.n) == 4 and state.buffers.x.shape[0] == 32
 
 
@@ -137,14 +137,14 @@ def test_state_round_trip(forrester_opt):
 
 
 def test_kernel_decide_is_the_first_bo_ask():
-    """The decision kernel over plain state makes ask/tell's first BO decision."""
+    """The decision stages over plain state makes ask/tell's first BO decision."""
     prob = problems.get_problem("forrester")
     opt = AskTell(tasks.problem_task(prob), FAST, seed=5)
     for _ in range(opt.n_design):
         x, z = opt.ask()
         opt.tell(x, z, float(problems.objective(prob, jnp.asarray(x), z)))
-    state = kernel.init(opt.task, np.asarray(opt.x), np.asarray(opt.z), np.asarray(opt.y))
-    _, prop = kernel.decide(FAST, opt.task, state, opt.loop_key)
+    state = stages.init(opt.task, np.asarray(opt.x), np.asarray(opt.z), np.asarray(opt.y))
+    _, prop = stages.decide(FAST, opt.task, state, opt.loop_key)
     x, z = opt.ask()
     assert int(prop.z) == z
     np.testing.assert_array_equal(np.asarray(prop.x), x)

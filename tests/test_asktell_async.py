@@ -9,7 +9,7 @@ import pytest
 
 from mumbo_jax.acquisition import fantasy
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.gp import posterior
 from tests.bo_helpers import FAST, drive, with_
@@ -49,14 +49,14 @@ def test_second_ask_with_one_pending_is_another_point(after_design, mode):
 
 
 def test_believer_posterior_is_the_fantasy_posterior(after_design):
-    """kernel.believe_stage (padded buffers) against fantasy.fantasize (independent
+    """stages.believe_stage (padded buffers) against fantasy.fantasize (independent
     construction: training values recovered from the factorisation)."""
     prob, state = after_design
     opt = _restore(prob, state)
     opt.ask()
     _, post, buffers = opt.last_fit
     xp, zp = np.asarray([[0.3], [0.71]]), np.asarray([2, 0])
-    believed = kernel.believe_stage(opt.task, post, buffers, len(opt.x), xp, zp.astype(float))
+    believed = stages.believe_stage(opt.task, post, buffers, len(opt.x), xp, zp.astype(float))
     ref = fantasy.fantasize(post, xp, zp)
     xs = np.linspace(0, 1, 17)[:, None]
     for z in (0, 1, 2):

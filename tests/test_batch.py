@@ -1,7 +1,7 @@
 """Synchronous batches (issue 11): q evaluations per step of the compiled loop.
 
 The believer's slots are rebuilt independently (the sequential maximiser on the
-posterior conditioned by ``kernel.believe_stage``), GIBBON's slot gains against the
+posterior conditioned by ``stages.believe_stage``), GIBBON's slot gains against the
 dense batch gain (``gibbon.gibbon_batch_gain``: log-det of the joint correlation), and
 the compiled loop's bookkeeping against the recorded evaluations."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import batch, kernel
+from mumbo_jax.bo import batch, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.bo.settings import BOSettings
@@ -25,30 +25,30 @@ from tests.bo_helpers import FAST, drive, with_
 @pytest.fixture(scope="module")
 def fitted():
     """A Forrester optimiser after its design and 3 BO steps: (task, post, buffers, n, n_design, gstar).
-    ``n_design`` is an int32 count as the drivers pass it (:func:`kernel.as_count`), so the
+    ``n_design`` is an int32 count as the drivers pass it (:func:`stages.as_count`), so the
     maximiser calls below run the programs ask/tell compiled here, not new ones."""
     prob = problems.get_problem("forrester")
     opt = AskTell(tasks.problem_task(prob), FAST, seed=4)
     drive(opt, prob, 3)
     opt.ask()
     _, post, buffers = opt.last_fit
-    gstar = kernel.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
-    return opt.task, post, buffers, len(opt.x), kernel.as_count(opt.n_design), gstar
+    gstar = stages.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
+    return opt.task, post, buffers, len(opt.x), stages.as_count(opt.n_design), gstar
 
 
 def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fitted):
     task, post, buffers, n, n_design, gstar = fitted
     key = jax.random.PRNGKey(3)
     props = batch.batch_stage(with_(FAST, batch={"size": 3, "rule": "believer"}), task, post, gstar, key, buffers,
-                              kernel.as_count(n), n_design)
+                              stages.as_count(n), n_design)
     assert props.x.shape == (3, 1) and props.z.shape == (3,)
-    first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
+    first = stages.maximise_stage(FAST, task, post, gstar, key, None, n_design)
     np.testing.assert_array_equal(props.x[0], first.x)  # slot 0: the sequential step exactly
     assert props.z[0] == first.z
     fantasised = post
     for k in (1, 2):
-        fantasised = kernel.believe_stage(task, post, buffers, n, np.asarray(props.x[:k]), np.asarray(props.z[:k]))
-        ref = kernel.maximise_stage(FAST, task, fantasised, gstar, jax.random.fold_in(key, k), None, n_design)
+        fantasised = stages.believe_stage(task, post, buffers, n, np.asarray(props.x[:k]), np.asarray(props.z[:k]))
+        ref = stages.maximise_stage(FAST, task, fantasised, gstar, jax.random.fold_in(key, k), None, n_design)
         np.testing.assert_allclose(props.x[k], ref.x, atol=1e-6)
         assert props.z[k] == ref.z
     # believing a point removes (most of) its own information: no slot repeats the last
@@ -58,7 +58,7 @@ def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fi
 def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     task, post, buffers, n, n_design, gstar = fitted
     props = batch.batch_stage(with_(FAST, batch={"size": 4, "rule": "gibbon"}), task, post, gstar,
-                              jax.random.PRNGKey(5), buffers, kernel.as_count(n), n_design)
+                              jax.random.PRNGKey(5), buffers, stages.as_count(n), n_design)
     z = np.asarray(props.z).astype(int)
     dense = gibbon.gibbon_batch_gain(post, props.x, z, task.target, gstar)
     np.testing.assert_allclose(float(np.sum(props.alpha)), float(dense), rtol=1e-6, atol=1e-9)
@@ -68,7 +68,7 @@ def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     pairs = {(round(float(a), 6), int(b)) for a, b in zip(np.asarray(props.x)[:, 0], z)}
     assert len(pairs) == 4  # four distinct evaluations
     # the batch is GIBBON's greedy batch over the candidate set
-    first = kernel.maximise_stage(FAST, task, post, gstar, jax.random.PRNGKey(5), None, n_design)
+    first = stages.maximise_stage(FAST, task, post, gstar, jax.random.PRNGKey(5), None, n_design)
     local = best_inputs(post, task.target, N_ANCHORS)  # FAST.maximiser.local_frac > 0
     x, zc = batch.candidate_pairs(FAST, task, jax.random.fold_in(jax.random.PRNGKey(5), 4), first.x, local)
     greedy = gibbon.gibbon_batch(post, task.target, gstar, x, zc.astype(int), 4,
@@ -143,8 +143,8 @@ def test_gibbon_seq_is_the_sequential_step_then_gibbon_given_it_pending(fitted):
     task, post, buffers, n, n_design, gstar = fitted
     key = jax.random.PRNGKey(7)
     props = batch.batch_stage(with_(FAST, batch={"size": 3, "rule": "gibbon_seq"}), task, post, gstar, key, buffers,
-                              kernel.as_count(n), n_design)
-    first = kernel.maximise_stage(FAST, task, post, gstar, key, None, n_design)
+                              stages.as_count(n), n_design)
+    first = stages.maximise_stage(FAST, task, post, gstar, key, None, n_design)
     np.testing.assert_array_equal(props.x[0], first.x)
     assert props.z[0] == first.z
     local = best_inputs(post, task.target, N_ANCHORS)

@@ -10,7 +10,7 @@ import scipy.optimize
 import scipy.stats
 from jax.flatten_util import ravel_pytree
 
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.gp import fitting as fit, models
 
 from .test_fit import synthetic_data
@@ -24,7 +24,7 @@ def _setup(n, rows, kind="icm", seed=0, target_floor=0.0):
     x, z, y = synthetic_data(spec, n, seed)
     if spec.discrete:  # the paper's design evaluates one x at every fidelity: r = 0 pairs
         x[1:4] = x[0]
-    b = kernel.pad_buffers(np.asarray(x), np.asarray(z, float), np.asarray(y), rows)
+    b = stages.pad_buffers(np.asarray(x), np.asarray(z, float), np.asarray(y), rows)
     z = jnp.asarray(b.z).astype(jnp.int32) if spec.discrete else jnp.asarray(b.z)
     scaling = models.make_scaling(spec, jnp.asarray(b.y), jnp.asarray(b.mask))
     return spec, scaling, jnp.asarray(b.x), z, jnp.asarray(b.y), jnp.asarray(b.mask)

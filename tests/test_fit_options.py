@@ -7,24 +7,24 @@ import numpy as np
 
 from mumbo_jax import xla_options
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.gp import fitting as fit, models
 
 from .bo_helpers import FAST, with_
 
 
 def test_buffer_sizes_track_n():
-    sizes = [kernel.buffer_size(n) for n in range(0, 3001)]
-    assert kernel.buffer_size(3000) == 3072 and kernel.buffer_size(10_000) == 10368
-    assert sizes[0] == kernel.MIN_BUFFER and kernel.buffer_size(40) == 64 and kernel.buffer_size(300) == 384
+    sizes = [stages.buffer_size(n) for n in range(0, 3001)]
+    assert stages.buffer_size(3000) == 3072 and stages.buffer_size(10_000) == 10368
+    assert sizes[0] == stages.MIN_BUFFER and stages.buffer_size(40) == 64 and stages.buffer_size(300) == 384
     for n, s in enumerate(sizes):
-        assert s >= n + 1 and s % kernel.BUFFER_STEP == 0
+        assert s >= n + 1 and s % stages.BUFFER_STEP == 0
         if n >= 96:  # at most 1.67 times the rows held
             assert s <= 5 / 3 * (n + 1)
     assert sizes == sorted(sizes) and len(set(sizes)) <= 12  # a run from 0 to 3,000 points: at most 12 sizes
     # growing from a full buffer gives the next size; min_buffer is a floor
-    assert kernel.buffer_size(384) == 576 and kernel.buffer_size(96) == 160 and kernel.buffer_size(1000) == 1024
-    assert kernel.buffer_size(10, 256) == 256 and kernel.buffer_size(256, 256) == 384
+    assert stages.buffer_size(384) == 576 and stages.buffer_size(96) == 160 and stages.buffer_size(1000) == 1024
+    assert stages.buffer_size(10, 256) == 256 and stages.buffer_size(256, 256) == 384
 
 
 def test_ftol_stops_lbfgs_when_the_objective_stalls():
@@ -65,14 +65,14 @@ def test_a_refit_runs_fit_restarts_starts_from_the_previous_params():
     x = rng.uniform(size=(14, 1))
     z = np.asarray([0, 1] * 7, float)
     y = np.asarray([float(problems.objective(prob, jnp.asarray(xi), int(zi))) for xi, zi in zip(x, z)])
-    b = kernel.pad_buffers(x, z, y, 32)
+    b = stages.pad_buffers(x, z, y, 32)
     settings = with_(FAST, fit={"restarts": 3})
     key = jax.random.PRNGKey(0)
     prev_mask = b.mask.copy()
     prev_mask[13] = 0.0
-    d = kernel.as_params(models.default_params(task.spec))
-    prev = kernel.fit_stage(settings, task, b._replace(mask=prev_mask), d, key, True)
-    post = kernel.fit_stage(settings, task, b, prev.params, key, True)
+    d = stages.as_params(models.default_params(task.spec))
+    prev = stages.fit_stage(settings, task, b._replace(mask=prev_mask), d, key, True)
+    post = stages.fit_stage(settings, task, b, prev.params, key, True)
     inits = fit.restart_inits(task.spec, key, 3, first=prev.params)
     # one program with the library's compile options, as the loop's: the two code generators
     # round differently, and 50 L-BFGS iterations amplify that past 1e-9 (measured 8e-8)
@@ -80,6 +80,6 @@ def test_a_refit_runs_fit_restarts_starts_from_the_previous_params():
                                                  b.mask, p, settings.fit.max_iter, 1e-5)[0])(inits)
     for name in d:
         np.testing.assert_allclose(np.asarray(post.params[name]), np.asarray(ref[name]), rtol=1e-9, atol=1e-12)
-    kept = kernel.fit_stage(settings, task, b, prev.params, key, False)  # no refit: the previous params
+    kept = stages.fit_stage(settings, task, b, prev.params, key, False)  # no refit: the previous params
     for name in d:
         np.testing.assert_array_equal(np.asarray(kept.params[name]), np.asarray(prev.params[name]))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, rules
+from mumbo_jax.bo import rules, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import backend_batching, run_compiled
 from mumbo_jax import BOSettings
@@ -97,7 +97,7 @@ def test_initial_design_counts_and_cost():
     prob = problems.get_problem("forrester")
     h = tasks.run_problem(prob, 1e9, [3], FAST, max_evals=1)
     assert float(h.initial_cost[0]) == 2 * (10 + 5 + 2)  # 2 d points at every fidelity
-    x, z = kernel.initial_design(tasks.problem_task(prob), jax.random.PRNGKey(0))
+    x, z = stages.initial_design(tasks.problem_task(prob), jax.random.PRNGKey(0))
     assert x.shape == (6, 1) and np.bincount(np.asarray(z, int)).tolist() == [2, 2, 2]
 
 
@@ -129,62 +129,62 @@ def _forrester_design_buffers():
     """``(task, buffers)``: Forrester's initial design (seed 0), evaluated, in 32 rows."""
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
-    x, z = kernel.initial_design(task, jax.random.PRNGKey(0))
+    x, z = stages.initial_design(task, jax.random.PRNGKey(0))
     y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, z.astype(int))
-    return task, kernel.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), 32)
+    return task, stages.pad_buffers(np.asarray(x), np.asarray(z), np.asarray(y), 32)
 
 
 def test_fit_stage_without_refit_keeps_the_hyper_parameters():
     task, b = _forrester_design_buffers()
-    params = kernel.as_params(kernel.models.default_params(task.spec))
-    kept = kernel.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), False)
-    fitted = kernel.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), True)
+    params = stages.as_params(stages.models.default_params(task.spec))
+    kept = stages.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), False)
+    fitted = stages.fit_stage(FAST, task, b, params, jax.random.PRNGKey(1), True)
     for name in params:
         np.testing.assert_array_equal(np.asarray(kept.params[name]), np.asarray(params[name]))
-    nlml = lambda p: float(kernel.fitting.neg_log_marginal(task.spec, p, kept.scaling, b.x, b.z, b.y, b.mask))
+    nlml = lambda p: float(stages.fitting.neg_log_marginal(task.spec, p, kept.scaling, b.x, b.z, b.y, b.mask))
     assert nlml(fitted.params) < nlml(params) - 1.0
-    assert [bool(kernel.refit_at(BOSettings(fit={"refit_every": 3}), k)) for k in range(5)] == [True, False, False,
+    assert [bool(stages.refit_at(BOSettings(fit={"refit_every": 3}), k)) for k in range(5)] == [True, False, False,
                                                                                       True, False]
 
 
 def test_cold_restarts_follow_the_schedule():
     every = BOSettings(fit={"restarts": 3, "warm_from": 0})
-    assert all(kernel.cold_at(every, k, n) for k in range(4) for n in (5, 5000))
+    assert all(stages.cold_at(every, k, n) for k in range(4) for n in (5, 5000))
     # the default: full refits below 500 observations, from 500 on every 10th refit only
     default = BOSettings(fit={"restarts": 3})
-    assert [bool(kernel.cold_at(default, k, 499)) for k in range(12)] == [True] * 12
-    assert [bool(kernel.cold_at(default, k, 500)) for k in range(12)] == [k % 10 == 0 for k in range(12)]
+    assert [bool(stages.cold_at(default, k, 499)) for k in range(12)] == [True] * 12
+    assert [bool(stages.cold_at(default, k, 500)) for k in range(12)] == [k % 10 == 0 for k in range(12)]
     s = BOSettings(fit={"restarts": 3, "warm_from": 100, "cold_every": 3, "refit_every": 2})
     # below warm_from every refit is cold; from it on, every 3rd refit (refits at k = 0, 2, 4, ...)
-    assert [bool(kernel.cold_at(s, k, 99)) for k in range(0, 12, 2)] == [True] * 6
-    assert [bool(kernel.cold_at(s, k, 100)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
-    traced = jax.jit(lambda k, n: kernel.cold_at(s, k, n))
+    assert [bool(stages.cold_at(s, k, 99)) for k in range(0, 12, 2)] == [True] * 6
+    assert [bool(stages.cold_at(s, k, 100)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
+    traced = jax.jit(lambda k, n: stages.cold_at(s, k, n))
     assert [bool(traced(k, 150)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
 
 
 def _warm_start_by_hand(task, b, start, iters, ftol=0.0, step=None):
     """The warm start's L-BFGS run by hand in the coordinates ``start + s u`` from u = 0
     (s = fitting.WARM_STEP, fit_from's step_scale): ``(params, objective)``."""
-    scaling = kernel.models.make_scaling(task.spec, b.y, b.mask)
-    objective = lambda p: kernel.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
-    s = kernel.fitting.WARM_STEP if step is None else step
+    scaling = stages.models.make_scaling(task.spec, b.y, b.mask)
+    objective = lambda p: stages.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
+    s = stages.fitting.WARM_STEP if step is None else step
     at = lambda u: jax.tree_util.tree_map(lambda a, v: a + s * v, start, u)
     zero = jax.tree_util.tree_map(jnp.zeros_like, start)
-    u, _ = jax.jit(lambda: kernel.fitting.lbfgs(lambda u: objective(at(u)), zero, iters, 1e-5 * s, ftol))()
+    u, _ = jax.jit(lambda: stages.fitting.lbfgs(lambda u: objective(at(u)), zero, iters, 1e-5 * s, ftol))()
     return at(u), objective
 
 
 def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
     task, b = _forrester_design_buffers()
     # a warm start away from the defaults, so that the cold starts differ from it
-    params = kernel.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, kernel.models.default_params(task.spec)))
+    params = stages.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, stages.models.default_params(task.spec)))
     key = jax.random.PRNGKey(3)
     three = with_(FAST, fit={"restarts": 3, "max_iter": 20, "warm_iter": 4, "warm_ftol": 0.0})
-    warm = kernel.fit_stage(three, task, b, params, key, True, False)  # the warm start, 4 iterations
+    warm = stages.fit_stage(three, task, b, params, key, True, False)  # the warm start, 4 iterations
     alone, _ = _warm_start_by_hand(task, b, params, 4)
-    plain = kernel.fit_stage(with_(FAST, fit={"restarts": 1, "max_iter": 4}), task, b, params, key, True, True)
-    cold = kernel.fit_stage(three, task, b, params, key, True, True)
-    nlml = lambda p: float(kernel.fitting.neg_log_marginal(task.spec, p, warm.scaling, b.x, b.z, b.y, b.mask))
+    plain = stages.fit_stage(with_(FAST, fit={"restarts": 1, "max_iter": 4}), task, b, params, key, True, True)
+    cold = stages.fit_stage(three, task, b, params, key, True, True)
+    nlml = lambda p: float(stages.fitting.neg_log_marginal(task.spec, p, warm.scaling, b.x, b.z, b.y, b.mask))
     for name in params:  # the same single L-BFGS run, its first step WARM_STEP long
         np.testing.assert_allclose(np.asarray(warm.params[name]), np.asarray(alone[name]), rtol=1e-10)
     # a full refit's start is the plain run (a unit first step): another path from the same start
@@ -196,10 +196,10 @@ def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
 def test_a_warm_refit_stops_when_an_iteration_gains_under_warm_ftol():
     task, b = _forrester_design_buffers()
     key = jax.random.PRNGKey(3)
-    start = kernel.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, kernel.models.default_params(task.spec)))
+    start = stages.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, stages.models.default_params(task.spec)))
     settings = lambda ftol: with_(FAST, fit={"restarts": 2, "max_iter": 30, "warm_iter": 30, "warm_ftol": ftol})
-    tested = kernel.fit_stage(settings(1e-3), task, b, start, key, True, False)
-    untested = kernel.fit_stage(settings(0.0), task, b, start, key, True, False)
+    tested = stages.fit_stage(settings(1e-3), task, b, start, key, True, False)
+    untested = stages.fit_stage(settings(0.0), task, b, start, key, True, False)
     alone, objective = _warm_start_by_hand(task, b, start, 30, 1e-3)  # the warm start with the same test
     full, _ = _warm_start_by_hand(task, b, start, 30)
     for name in start:
@@ -208,19 +208,19 @@ def test_a_warm_refit_stops_when_an_iteration_gains_under_warm_ftol():
     # the test stopped it early: the 30 iterations went further
     assert float(objective(full)) < float(objective(alone)) - 1e-6
     # a full refit ignores warm_ftol
-    cold = [kernel.fit_stage(settings(f), task, b, start, key, True, True).params for f in (1e-3, 0.0)]
+    cold = [stages.fit_stage(settings(f), task, b, start, key, True, True).params for f in (1e-3, 0.0)]
     for name in start:
         np.testing.assert_array_equal(np.asarray(cold[0][name]), np.asarray(cold[1][name]))
 
 
 def test_lbfgs_ftol_may_be_traced():
     task, b = _forrester_design_buffers()
-    start = kernel.models.default_params(task.spec)
-    scaling = kernel.models.make_scaling(task.spec, b.y, b.mask)
-    objective = lambda p: kernel.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
-    traced = jax.jit(lambda f: kernel.fitting.lbfgs(objective, start, 40, 1e-5, f))
+    start = stages.models.default_params(task.spec)
+    scaling = stages.models.make_scaling(task.spec, b.y, b.mask)
+    objective = lambda p: stages.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
+    traced = jax.jit(lambda f: stages.fitting.lbfgs(objective, start, 40, 1e-5, f))
     for ftol in (0.0, 1e-4):
-        static_p, static_v = jax.jit(lambda: kernel.fitting.lbfgs(objective, start, 40, 1e-5, ftol))()
+        static_p, static_v = jax.jit(lambda: stages.fitting.lbfgs(objective, start, 40, 1e-5, ftol))()
         traced_p, traced_v = traced(ftol)
         np.testing.assert_allclose(float(traced_v), float(static_v), rtol=1e-12)
         for name in start:
@@ -230,18 +230,18 @@ def test_lbfgs_ftol_may_be_traced():
 def test_ask_tell_passes_the_cold_schedule_to_the_fit(monkeypatch):
     prob = problems.get_problem("forrester")
     seen = []
-    real = kernel.fit_stage
+    real = stages.fit_stage
 
     def spy(settings, task, buffers, params, key, refit=True, cold=True):
         seen.append((int(np.sum(np.asarray(buffers.mask))), bool(cold)))
         return real(settings, task, buffers, params, key, refit, cold)
 
-    monkeypatch.setattr(kernel, "fit_stage", spy)
+    monkeypatch.setattr(stages, "fit_stage", spy)
     settings = with_(FAST, strategy="ei", fit={"warm_from": 4, "cold_every": 2})
     opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     drive(opt, prob, 4)
     n_design = opt.n_design
-    assert [c for n, c in seen] == [bool(kernel.cold_at(settings, k, n_design + k)) for k in range(4)]
+    assert [c for n, c in seen] == [bool(stages.cold_at(settings, k, n_design + k)) for k in range(4)]
     assert [c for n, c in seen] != [True] * 4
 
 
@@ -261,7 +261,7 @@ def test_run_compiled_rejects_bad_arguments():
 
 def test_backend_batching_is_map_on_cpu():
     assert jax.default_backend() != "cpu" or backend_batching() == {"batching": "map",
-                                                                        "min_buffer": kernel.MIN_BUFFER}
+                                                                        "min_buffer": stages.MIN_BUFFER}
 
 
 def test_issue13_levers_make_the_same_decisions_in_both_loops():

@@ -129,7 +129,7 @@ def test_gstar_under_samples_shares_one_grid_out_over_the_samples(fitted):
     # samples cost one grid's worth of Gumbel bisection): the stage must equal S separate
     # samplers with that grid and the same keys, and an explicit gstar.grid wins
     from mumbo_jax.acquisition import maxvalue
-    from mumbo_jax.bo import kernel, optimize
+    from mumbo_jax.bo import optimize, stages
     from mumbo_jax import BOSettings
 
     post, singles = _stacked(fitted, n=4)
@@ -137,11 +137,11 @@ def test_gstar_under_samples_shares_one_grid_out_over_the_samples(fitted):
     task = make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities([10.0, 1.0]))
     settings = BOSettings(mcmc={"samples": 4})
     full = maxvalue.default_grid_size(spec.dim, "gumbel")
-    assert kernel.gstar_grid_size(settings, task) == full // 4
-    assert kernel.gstar_grid_size(BOSettings(), task) == full
-    assert kernel.gstar_grid_size(BOSettings(mcmc={"samples": 4}, gstar={"grid": 999}), task) == 999
+    assert stages.gstar_grid_size(settings, task) == full // 4
+    assert stages.gstar_grid_size(BOSettings(), task) == full
+    assert stages.gstar_grid_size(BOSettings(mcmc={"samples": 4}, gstar={"grid": 999}), task) == 999
     key = jax.random.PRNGKey(3)
-    got = np.asarray(kernel.gstar_stage(settings, task, post, key))
+    got = np.asarray(stages.gstar_stage(settings, task, post, key))
     keys = jax.random.split(key, 4)
     ref = np.stack([np.asarray(maxvalue.sample_gstar(k, p, task.target, settings.gstar.samples, "gumbel", full // 4))
                     for k, p in zip(keys, singles)])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import compiled, kernel, prefetch
+from mumbo_jax.bo import compiled, prefetch, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax.bo.prefetch import ENV, Prefetcher, mode, prefetch_enabled
@@ -103,11 +103,11 @@ def test_asktell_finds_the_next_size_compiled_and_decides_the_same(traces):
     proposals = {}
     for on, opt in opts.items():
         _told(opt, prob, 30)
-        assert kernel.buffer_size(len(opt.x)) == 32
+        assert stages.buffer_size(len(opt.x)) == 32
         first = opt.ask()  # at 32 rows; the prefetcher starts on 64
         opt.tell(*first, float(problems.objective(prob, jax.numpy.asarray(first[0]), first[1])))
         _told(opt, prob, 1, seed=1)
-        assert kernel.buffer_size(len(opt.x)) == 64
+        assert stages.buffer_size(len(opt.x)) == 64
         if on:
             opt._prefetcher.wait()
             assert opt._prefetcher.errors == [] and 64 in opt._prefetcher._started
@@ -136,7 +136,7 @@ def test_the_first_bo_step_is_compiled_while_the_design_is_evaluated(traces):
             opt.tell(x, z, float(problems.objective(prob, jax.numpy.asarray(x), z)))
         if on:
             opt._prefetcher.wait()
-            assert opt._prefetcher.errors == [] and kernel.buffer_size(opt.n_design) in opt._prefetcher._started
+            assert opt._prefetcher.errors == [] and stages.buffer_size(opt.n_design) in opt._prefetcher._started
             traces.clear()
         firsts[on] = opt.ask()
         if on:
@@ -148,7 +148,7 @@ def test_the_first_bo_step_is_compiled_while_the_design_is_evaluated(traces):
 def test_run_compiled_decides_the_same_with_the_next_size_compiled_in_the_background():
     prob = problems.get_problem("forrester")
     task, bench = tasks.problem_task(prob), tasks.problem_benchmark(prob)
-    n0 = len(kernel.initial_design(task, jax.random.PRNGKey(0))[1])
+    n0 = len(stages.initial_design(task, jax.random.PRNGKey(0))[1])
     runs = [run_compiled(bench, task, 1e9, [2], FAST, max_evals=34 - n0, prefetch=on) for on in (False, True)]
     for a, b in zip(*runs):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

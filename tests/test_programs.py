@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax.bo import kernel, programs
+from mumbo_jax.bo import programs, stages
 
 
 def _fresh_program():
@@ -51,13 +51,13 @@ def test_the_drivers_check_once_per_new_buffer_size(monkeypatch):
     monkeypatch.setattr(programs, "release_if_crowded", lambda *a, **k: calls.append(1) or False)
     monkeypatch.setattr(programs, "_last_size", [None])
     x, z, y = np.zeros((3, 2)), np.zeros(3), np.zeros(3)
-    kernel.pad_buffers(x, z, y, 32)
-    kernel.pad_buffers(x, z, y, 32)  # the same size: no new programs, no check
+    stages.pad_buffers(x, z, y, 32)
+    stages.pad_buffers(x, z, y, 32)  # the same size: no new programs, no check
     assert len(calls) == 1
-    state = kernel.State(kernel.pad_buffers(x, z, y, 32), jnp.asarray(3, jnp.int32), None, None, None)
-    kernel.grow(state, 64)
+    state = stages.State(stages.pad_buffers(x, z, y, 32), jnp.asarray(3, jnp.int32), None, None, None)
+    stages.grow(state, 64)
     assert len(calls) == 2
-    kernel.pad_buffers(x, z, y, 32)  # a new run starting small again
+    stages.pad_buffers(x, z, y, 32)  # a new run starting small again
     assert len(calls) == 3
 
 

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.safe_recommendation import UnsafeRecommendationWarning
 from mumbo_jax.bo.settings import BOSettings, make_task
@@ -37,9 +37,9 @@ def told_opt(rule="global"):
 @pytest.mark.parametrize("rule", ["global", "robust"])
 def test_recommendation_falls_back_to_the_best_successful_point(rule):
     opt = told_opt(rule)
-    post = kernel.fit_stage(opt.settings, opt.task, opt.buffers(failures=False), opt.params,
-                            kernel.step_keys(opt.loop_key, max(len(opt.x) - opt.n_design, 0))[0], True)
-    raw_x, _, _ = kernel.recommend(opt.task, post, opt.buffers(failures=False).x, rule, True)
+    post = stages.fit_stage(opt.settings, opt.task, opt.buffers(failures=False), opt.params,
+                            stages.step_keys(opt.loop_key, max(len(opt.x) - opt.n_design, 0))[0], True)
+    raw_x, _, _ = stages.recommend(opt.task, post, opt.buffers(failures=False).x, rule, True)
     with pytest.warns(UnsafeRecommendationWarning, match="best successful point"):
         x, mu, sd = opt.recommendation()
     # the unguarded rule extrapolates the rising curve into the failing region

@@ -9,7 +9,7 @@ import pytest
 
 from mumbo_jax import AskTell, BOSettings, FitSettings
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, refits
+from mumbo_jax.bo import refits, stages
 from mumbo_jax.gp import models, posterior
 from tests.bo_helpers import FAST, drive, with_
 
@@ -114,12 +114,12 @@ def test_the_default_schedule_leaves_small_runs_as_they_were():
     b = drive(AskTell(task, with_(FAST, fit={"refit_growth": 0.0}), seed=3), prob, 3)
     for (xa, za), (xb, zb) in zip(a, b):
         assert za == zb and np.array_equal(np.asarray(xa), np.asarray(xb))
-    assert kernel.buffer_size(5) == 32
+    assert stages.buffer_size(5) == 32
 
 
 def test_believer_by_appends_is_the_believer_posterior():
     """Pending points appended at their posterior mean give the posterior that
-    kernel.believe_stage factorises afresh, and leave the carried posterior as it was."""
+    stages.believe_stage factorises afresh, and leave the carried posterior as it was."""
     prob = problems.get_problem("forrester")
     opt = AskTell(tasks.problem_task(prob), THIN, seed=4)
     drive(opt, prob, 4)
@@ -127,7 +127,7 @@ def test_believer_by_appends_is_the_believer_posterior():
     before = np.asarray(post.chol_inv).copy()
     xp, zp = np.asarray([[0.3], [0.71], [0.9]]), np.asarray([2.0, 1.0, 0.0])
     a = refits.believe(opt.task, post, buffers, n, xp, zp)
-    b = kernel.believe_stage(opt.task, post, buffers, n, xp, zp)
+    b = stages.believe_stage(opt.task, post, buffers, n, xp, zp)
     xq = np.linspace(0, 1, 11)[:, None]
     for zq in (0, 2):
         for got, want in zip(posterior.predict(a, xq, np.full(11, zq)), posterior.predict(b, xq, np.full(11, zq))):
@@ -147,9 +147,9 @@ def test_a_repeated_noiseless_point_refactorises_with_one_warning():
     z = np.asarray([0, 1] * 6, float)
     z[11] = z[4]
     y = np.sin(3 * x.sum(1))
-    b = kernel.pad_buffers(x, z, y, 32)
+    b = stages.pad_buffers(x, z, y, 32)
     params = models.default_params(spec)
-    head = kernel.pad_buffers(x[:10], z[:10], y[:10], 32)
+    head = stages.pad_buffers(x[:10], z[:10], y[:10], 32)
     post = posterior.condition(spec, params, head.x, head.z, head.y, head.mask)
     with pytest.warns(refits.FactorUpdateWarning, match="observation 11") as seen:
         out = refits.extend(post, b, 10, 12, 32)

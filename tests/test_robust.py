@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import incumbent, kernel, robust, rules
+from mumbo_jax.bo import incumbent, robust, rules, stages
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax import BOSettings
 from mumbo_jax.gp import models, posterior, reliability
@@ -142,7 +142,7 @@ def currin():
 
 def _state(task, bench, x, z, n_design):
     y = jnp.stack([bench.observe(jax.random.PRNGKey(i), jnp.asarray(x[i]), int(z[i])) for i in range(len(z))])
-    return kernel.init(task, jnp.asarray(x), jnp.asarray(z, float), y, n_design=n_design)
+    return stages.init(task, jnp.asarray(x), jnp.asarray(z, float), y, n_design=n_design)
 
 
 @pytest.mark.slow  # ~18 s of the default run; the bound at every step of a robust run stays in CI
@@ -155,7 +155,7 @@ def test_guard_spends_no_more_than_its_share(currin):
     x = np.concatenate([x0, x0, rng.uniform(size=(30, 2))])
     z = np.r_[np.zeros(4), np.ones(4), np.ones(30)].astype(int)
     state = _state(task, bench, x, z, 8)
-    post, prop = kernel.decide(BOSettings(strategy="robust", **FAST), task, state, jax.random.PRNGKey(1))
+    post, prop = stages.decide(BOSettings(strategy="robust", **FAST), task, state, jax.random.PRNGKey(1))
     assert int(prop.z) == 0  # cheap spend 30 + 1 > 0.5 * 31 + 10: the target, at target-only EI's choice
 
 
@@ -164,8 +164,8 @@ def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
     rng = np.random.default_rng(2)
     x0 = rng.uniform(size=(5, 2))
     state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(5), np.ones(5)].astype(int), 10)
-    post, _ = kernel.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
-    x, mu, sd = kernel.recommend(task, post, state.buffers.x, "robust", False)
+    post, _ = stages.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
+    x, mu, sd = stages.recommend(task, post, state.buffers.x, "robust", False)
     model, _, _ = jax.jit(reliability.better_model)(post, task.target)
     i, best = jax.jit(incumbent.incumbent_by_rule, static_argnums=2)(model, task.target, "target")
     measured = np.any(np.all(np.abs(np.asarray(state.buffers.x[:5]) - np.asarray(x)) < 1e-12, axis=1))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, optimize, rules
+from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax import BOSettings, make_task
 from mumbo_jax.gp import models, posterior
@@ -99,7 +99,7 @@ def test_bo_evaluations_skip_the_design_rows():
     # a rule that replays its history cannot run without the count
     settings = BOSettings(strategy="mf_gp_ucb", maximiser={"n_candidates": 20, "n_starts": 2})
     with pytest.raises(ValueError, match="replays its own BO evaluations: pass n_design"):
-        kernel.propose(settings, task, post, jnp.zeros(10), None)
+        stages.propose(settings, task, post, jnp.zeros(10), None)
 
 
 # --------------------------------------------------------------------------- issue 13 levers
@@ -108,7 +108,7 @@ def test_bo_evaluations_skip_the_design_rows():
 def _cheap_outlier_posterior():
     """Currin with 3 target and 6 cheap evaluations; the cheap y at row 5 is far above
     everything, so the best posterior mean of g sits at x[5], never seen at the target."""
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     from tests.bo_helpers import FAST
     prob = problems.get_problem("currin")
     task = tasks.problem_task(prob)
@@ -117,8 +117,8 @@ def _cheap_outlier_posterior():
     z = np.array([0, 0, 0, 1, 1, 1, 1, 1, 1], float)
     y = np.array([float(problems.objective(prob, jnp.asarray(xi), int(zi))) for xi, zi in zip(x, z)])
     y[5] = 40.0
-    buffers = kernel.pad_buffers(x, z, y, 16)
-    post = kernel.fit_stage(FAST, task, buffers, models.default_params(task.spec), jax.random.PRNGKey(0))
+    buffers = stages.pad_buffers(x, z, y, 16)
+    post = stages.fit_stage(FAST, task, buffers, models.default_params(task.spec), jax.random.PRNGKey(0))
     return task, post, x, z, y
 
 
@@ -153,10 +153,10 @@ def test_incumbent_rules_against_a_direct_argmax():
 def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
     """The "global" rule's x beats the posterior mean of g at every evaluated x and on a
     dense grid of the box (to the grid's resolution); the row rules return the row's x."""
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     task, post, x, z, y = _cheap_outlier_posterior()
-    rows = kernel.pad_buffers(x, z, y, 16).x
-    xg, mg, sg = kernel.recommend(task, post, rows, "global")
+    rows = stages.pad_buffers(x, z, y, 16).x
+    xg, mg, sg = stages.recommend(task, post, rows, "global")
     u = np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)), -1).reshape(-1, 2)
     b = np.asarray(task.spec.bounds)
     grid = b[:, 0] + u * (b[:, 1] - b[:, 0])
@@ -169,14 +169,14 @@ def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
     assert float(mg) >= float(np.max(mu_grid)) - 1e-3 * float(np.ptp(mu_grid))
     assert np.all(np.asarray(xg) >= b[:, 0]) and np.all(np.asarray(xg) <= b[:, 1])
     # "global_lcb": the lower bound's maximiser, never below the best row's lower bound
-    xl, ml, sl = kernel.recommend(task, post, rows, "global_lcb")
+    xl, ml, sl = stages.recommend(task, post, rows, "global_lcb")
     mu_g, var_g = posterior.target_moments(post, jnp.asarray(grid), task.target)
     lcb_grid = np.asarray(mu_g) - 2 * np.sqrt(np.maximum(np.asarray(var_g), 0))
     lcb_rows = np.asarray(mu_rows) - 2 * np.sqrt(np.maximum(np.asarray(posterior.target_moments(
         post, jnp.asarray(x), task.target)[1]), 0))
     assert float(ml - 2 * sl) >= float(np.max(lcb_rows)) - 1e-9
     assert float(ml - 2 * sl) >= float(np.max(lcb_grid)) - 1e-3 * float(np.ptp(lcb_grid))
-    xm, mm, _ = kernel.recommend(task, post, rows, "mean")
+    xm, mm, _ = stages.recommend(task, post, rows, "mean")
     np.testing.assert_array_equal(np.asarray(xm), np.asarray(rows[int(np.argmax(mu_rows))]))
     np.testing.assert_allclose(float(mm), float(np.max(mu_rows)), rtol=1e-12)
 

@@ -84,7 +84,7 @@ def test_accuracy_grows_with_m_and_nothing_is_nan():
 def test_decisions_on_the_inducing_posterior_in_both_drivers():
     from mumbo_jax import AskTell, BOSettings
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     from tests.bo_helpers import FAST, drive, with_
 
     with pytest.raises(ValueError, match="approx.inducing"):
@@ -96,9 +96,9 @@ def test_decisions_on_the_inducing_posterior_in_both_drivers():
     opt = AskTell(tasks.problem_task(prob), settings, seed=0)
     chosen = drive(opt, prob, 4)
     n, post, _ = opt.last_fit
-    stand_in = kernel.decision_posterior(settings, post, n)
+    stand_in = stages.decision_posterior(settings, post, n)
     assert stand_in.x.shape[0] == 8 and post.x.shape[0] == 32
-    assert kernel.decision_posterior(settings, post, 7) is post  # below from_rows: exact
+    assert stages.decision_posterior(settings, post, 7) is post  # below from_rows: exact
     h = tasks.run_problem(prob, 1e9, [0], settings, max_evals=4)
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), h.x[0, :4], rtol=0, atol=1e-9)
     np.testing.assert_allclose([float(z) for _, z in chosen], h.z[0, :4], rtol=0, atol=0)

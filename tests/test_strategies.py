@@ -9,14 +9,14 @@ from scipy import stats
 
 from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import kernel, optimize
+from mumbo_jax.bo import optimize, stages
 from mumbo_jax.bo.settings import make_task
 from mumbo_jax.gp import fitting, models, posterior
 from tests.bo_helpers import FAST, with_
 
 
 def _fitted(task, prob, n_per_level=6, key=0):
-    x0, z0 = kernel.initial_design(task, jax.random.PRNGKey(key), n_per_level)
+    x0, z0 = stages.initial_design(task, jax.random.PRNGKey(key), n_per_level)
     zp = z0.astype(int) if prob.is_discrete else z0
     y = jax.vmap(lambda x, z: problems.objective(prob, x, z))(x0, zp)
     return fitting.fit(task.spec, x0, zp, y, jax.random.PRNGKey(1), n_restarts=1, max_iter=60)
@@ -33,8 +33,8 @@ def _propose(task, post, strategy, key=3, **kw):
     """A proposal straight from the rule (the maximiser compiles once per acquisition
     structure, whatever the settings' numbers)."""
     settings = with_(FAST, strategy=strategy, **kw)
-    gstar = kernel.gstar_stage(settings, task, post, jax.random.PRNGKey(2))
-    return kernel.propose(settings, task, post, gstar, jax.random.PRNGKey(key), None, jnp.asarray(0))
+    gstar = stages.gstar_stage(settings, task, post, jax.random.PRNGKey(2))
+    return stages.propose(settings, task, post, gstar, jax.random.PRNGKey(key), None, jnp.asarray(0))
 
 
 def _ei_reference(mu, sd, eta):
@@ -88,8 +88,8 @@ def test_mumbo_scores_the_declared_target(discrete):
     _, task0, post = discrete
     task1 = make_task(task0.spec, posterior.target_fidelity(1), task0.space)
     settings = with_(FAST, strategy="mumbo")
-    gstar = kernel.gstar_stage(settings, task1, post, jax.random.PRNGKey(2))
-    prop = kernel.propose(settings, task1, post, gstar, jax.random.PRNGKey(3), None, jnp.asarray(0))
+    gstar = stages.gstar_stage(settings, task1, post, jax.random.PRNGKey(2))
+    prop = stages.propose(settings, task1, post, gstar, jax.random.PRNGKey(3), None, jnp.asarray(0))
     x, z = prop.x[None], jnp.atleast_1d(prop.z)
 
     def gain(target):
@@ -99,7 +99,7 @@ def test_mumbo_scores_the_declared_target(discrete):
     np.testing.assert_allclose(float(prop.alpha), gain(posterior.target_fidelity(1)), rtol=1e-10)
     assert abs(gain(posterior.target_fidelity(0)) - float(prop.alpha)) > 1e-3 * float(prop.alpha)
     # the incumbent follows the target too: the evaluated x with the best mean of f(., 1)
-    i, mu = kernel.incumbent_row(task1, post)
+    i, mu = stages.incumbent_row(task1, post)
     x_eval = post.scaling.x_lower + post.scaling.x_width * post.x
     mu1, _ = posterior.predict(post, x_eval, jnp.ones(x_eval.shape[0], int))
     # the design repeats each x at every fidelity: the best mean is tied across those rows
@@ -114,9 +114,9 @@ def test_learned_cost_divides_single_stage_rules_only(discrete):
     settings = with_(FAST, strategy="ei")
     gstar = jnp.zeros(FAST.gstar.samples)
     key = jax.random.PRNGKey(3)
-    base = kernel.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
+    base = stages.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
     const = jax.tree_util.Partial(lambda c, x, z: c * jnp.ones(x.shape[0]), jnp.asarray(4.0))
-    scaled = kernel.propose(settings, task, post, gstar, key, const, jnp.asarray(0))
+    scaled = stages.propose(settings, task, post, gstar, key, const, jnp.asarray(0))
     np.testing.assert_allclose(np.asarray(scaled.x), np.asarray(base.x), atol=1e-12)
     # known cost at the target is 10, the learned one 4
     np.testing.assert_allclose(float(scaled.score) * 4.0, float(base.score) * 10.0, rtol=1e-10)

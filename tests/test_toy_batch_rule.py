@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import batch, incumbent, kernel
+from mumbo_jax.bo import batch, incumbent, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.gp import marginal, posterior
@@ -78,13 +78,13 @@ def test_the_toy_batch_rule_in_the_compiled_batch_step(toys):
     drive(opt, prob, 1)
     opt.ask()
     _, post, buffers = opt.last_fit
-    gstar = kernel.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
-    n_design, key = kernel.as_count(opt.n_design), jax.random.PRNGKey(3)
+    gstar = stages.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
+    n_design, key = stages.as_count(opt.n_design), jax.random.PRNGKey(3)
     props = batch.batch_stage(with_(FAST, batch={"size": 2, "rule": BATCH}), opt.task, post, gstar, key, buffers,
-                              kernel.as_count(len(opt.x)), n_design)
+                              stages.as_count(len(opt.x)), n_design)
     assert props.x.shape == (2, 1) and props.z.shape == (2,)
     for k in range(2):  # each slot is the sequential step with its own key
-        ref = kernel.maximise_stage(FAST, opt.task, post, gstar, jax.random.fold_in(key, k), None, n_design)
+        ref = stages.maximise_stage(FAST, opt.task, post, gstar, jax.random.fold_in(key, k), None, n_design)
         np.testing.assert_allclose(props.x[k], ref.x, atol=1e-9)
         assert props.z[k] == ref.z
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks.examples import train_demo_accuracy
-from mumbo_jax.bo import asktell, kernel
+from mumbo_jax.bo import asktell, stages
 from mumbo_jax.gp import marginal
 from mumbo_jax.run.tune.config import make_tune_task, parse_tune_config
 from tests.test_tuning import config
@@ -47,8 +47,8 @@ def told(deterministic: bool):
 def corner_moments(opt, refit):
     """The model's g at the corner conditioned on the example's hyper-parameters
     (``refit`` False) or refitted from them (a warm start, as the example's next step)."""
-    params = kernel.as_params({k: np.asarray(v) for k, v in DEGENERATE.items()})
-    post = kernel.fit_stage(opt.settings, opt.task, opt.buffers(), params, jax.random.PRNGKey(0), refit)
+    params = stages.as_params({k: np.asarray(v) for k, v in DEGENERATE.items()})
+    post = stages.fit_stage(opt.settings, opt.task, opt.buffers(), params, jax.random.PRNGKey(0), refit)
     mu, var = marginal.target_moments(post, jnp.asarray(CORNER[None]), opt.task.target)
     return post, float(mu[0]), float(var[0])
 
@@ -73,7 +73,7 @@ def test_a_deterministic_objective_pins_g_at_a_measured_point():
 
 def test_a_deterministic_objective_is_not_measured_twice_at_the_target():
     opt, _ = told(True)
-    opt.params = kernel.as_params({k: np.asarray(v) for k, v in DEGENERATE.items()})  # the example's warm start
+    opt.params = stages.as_params({k: np.asarray(v) for k, v in DEGENERATE.items()})  # the example's warm start
     x, z = opt.ask()
     same = [np.allclose(x, xi, atol=1e-6) and z == zi for xi, zi in zip(opt.x, opt.z)]
     assert not any(same), (x, z)

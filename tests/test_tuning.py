@@ -610,14 +610,14 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path, n_total):
 
 @pytest.mark.slow  # ~20 s of the default run; the learned cost steering a proposal stays in CI (test_costmodel)
 def test_learned_cost_from_measured_seconds_drives_the_decisions(tmp_path, monkeypatch):
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     from mumbo_jax.gp import costmodel
 
     fits, costs_used = [], []
-    real_fit, real_max = costmodel.fit_cost, kernel.maximise_stage
+    real_fit, real_max = costmodel.fit_cost, stages.maximise_stage
     monkeypatch.setattr(costmodel, "fit_cost", lambda *a, **k: fits.append(len(a[1])) or real_fit(*a, **k))
     # the decision's cost argument: the learned c(x, z), not None (the configured cost)
-    monkeypatch.setattr(kernel, "maximise_stage", lambda *a: costs_used.append(a[5]) or real_max(*a))
+    monkeypatch.setattr(stages, "maximise_stage", lambda *a: costs_used.append(a[5]) or real_max(*a))
 
     def objective(x, fidelity):  # no reported cost: the measured seconds are the cost
         time.sleep(0.002 + 0.02 * fidelity)

@@ -49,7 +49,7 @@ from mumbo_jax import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import kernel  # noqa: E402
+from mumbo_jax.bo import stages  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 from tests.bo_helpers import FAST, with_  # noqa: E402
 
@@ -64,8 +64,8 @@ STUDIES = {"forrester": dict(budget=60.0, max_evals=25, seeds=list(range(12))),
 def run_variant(variant: str, names) -> dict:
     if variant == "tinygp":  # before any tracing: fit_from looks the objective up when traced
         fitting.neg_log_marginal = fitting.neg_log_marginal_reference
-    if variant == "pow2":  # the driver grows buffers through kernel.buffer_size
-        kernel.buffer_size = lambda n, min_buffer=kernel.MIN_BUFFER: max(min_buffer, 1 << int(n).bit_length())
+    if variant == "pow2":  # the driver grows buffers through stages.buffer_size
+        stages.buffer_size = lambda n, min_buffer=stages.MIN_BUFFER: max(min_buffer, 1 << int(n).bit_length())
     if VARIANTS[variant]:  # fit_ftol, full_refit_every: levers that left the library
         raise SystemExit(f"variant {variant!r} measures a lever removed from the library; it runs with the library "
                          "at the git tag ablation-levers (git checkout ablation-levers)")

@@ -43,7 +43,7 @@ process_options.enable()  # as the mumbo-jax commands: compilation cache, compil
 
 from mumbo_jax.bo import rules
 from mumbo_jax.bo.asktell import AskTell
-from mumbo_jax.bo.kernel import MIN_BUFFER
+from mumbo_jax.bo.stages import MIN_BUFFER
 from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.bo.timing import StepClock
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402

@@ -34,7 +34,7 @@ except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.gp import fitting
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
@@ -46,7 +46,7 @@ FIG = ROOT / "docs" / "overhead_mumbo_vs_mtbo.png"
 def _posterior(name, per_fidelity, key):
     prob = problems.get_problem(name)
     task = tasks.problem_task(prob)
-    x, z = kernel.initial_design(task, jax.random.PRNGKey(key), per_fidelity)
+    x, z = stages.initial_design(task, jax.random.PRNGKey(key), per_fidelity)
     zp = z.astype(int) if prob.is_discrete else z
     y = jax.vmap(lambda a, b: problems.objective(prob, a, b))(x, zp)
     post = fitting.fit(task.spec, x, zp, y, jax.random.PRNGKey(key + 1), n_restarts=2, max_iter=100)
@@ -57,8 +57,8 @@ def _time_decision(settings, task, post, repeats):
     def once(i):
         k1, k2 = jax.random.split(jax.random.PRNGKey(100 + i))
         t0 = time.perf_counter()
-        g = jax.block_until_ready(kernel.gstar_stage(settings, task, post, k1))
-        prop = jax.block_until_ready(kernel.maximise_stage(settings, task, post, g, k2))
+        g = jax.block_until_ready(stages.gstar_stage(settings, task, post, k1))
+        prop = jax.block_until_ready(stages.maximise_stage(settings, task, post, g, k2))
         return time.perf_counter() - t0, prop
 
     once(-1)  # compile

@@ -226,7 +226,7 @@ def mumbo_fresh(task, settings, x, z, y, n: int, reps: int) -> dict:
     (compiles, fits), the proposal cancelled, then it is told the n-th point and the next
     ``ask()`` (a refit starting from the hyper-parameters fitted on n - 1 points) is timed,
     ``reps`` times from the same state."""
-    from mumbo_jax.bo import asktell, kernel
+    from mumbo_jax.bo import asktell, stages
 
     opt = asktell.AskTell(task, settings, seed=0)
     for i in range(n - 1):
@@ -236,7 +236,7 @@ def mumbo_fresh(task, settings, x, z, y, n: int, reps: int) -> dict:
     first = time.perf_counter() - t0
     opt.cancel(xa, za)
     opt.tell(x[n - 1], z[n - 1], y[n - 1])
-    return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, **_median_asks(opt, reps)}
+    return {"n": n, "buffer_rows": stages.buffer_size(n), "first_call_s": first, **_median_asks(opt, reps)}
 
 
 def mumbo_in_run(task, settings, x, z, y, n: int, reps: int) -> dict:
@@ -258,7 +258,7 @@ def mumbo_in_run(task, settings, x, z, y, n: int, reps: int) -> dict:
 
         amortised = step + (warm - step) / (g n) + (full - warm) / (((1 + g)^c - 1) n).
     """
-    from mumbo_jax.bo import asktell, kernel, refits
+    from mumbo_jax.bo import asktell, refits, stages
 
     opt = asktell.AskTell(task, settings.replace(fit={"warm_from": 0}), seed=0)
     for i in range(n - 2):
@@ -274,7 +274,7 @@ def mumbo_in_run(task, settings, x, z, y, n: int, reps: int) -> dict:
     opt.tell(x[n - 1], z[n - 1], y[n - 1])
     refit, cold, append = refits.plan(settings, len(opt.x) - opt.n_design, len(opt.x), opt.schedule)
     step = _median_asks(opt, reps)
-    row = {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "step": step,
+    row = {"n": n, "buffer_rows": stages.buffer_size(n), "first_call_s": first, "step": step,
            "step_kind": ("full refit" if cold else "warm refit") if refit else ("append" if append else "no refit"),
            "incremental": refits.incremental(settings, n)}
     if not row["incremental"]:

@@ -62,7 +62,7 @@ from mumbo_jax import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import asktell, kernel  # noqa: E402
+from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 
@@ -126,7 +126,7 @@ def bench_n(task, settings, x, z, y, n, reps, start_from="defaults"):
         opt.tell(x[n - 1], z[n - 1], y[n - 1])
     totals, stages = timed_asks(opt, start, reps)
     med = lambda f: statistics.median(getattr(t, f) for t in stages)
-    return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "ask_s": statistics.median(totals),
+    return {"n": n, "buffer_rows": stages.buffer_size(n), "first_call_s": first, "ask_s": statistics.median(totals),
             "fit_s": med("fit"), "gstar_s": med("gstar"), "maximise_s": med("maximise"), "ask_all_s": totals,
             "proposal": {"x": np.asarray(x_next).tolist(), "z": float(z_next)}}
 
@@ -190,7 +190,7 @@ def main(argv=None):
     if args.objective == "tinygp":  # before any tracing
         fitting.neg_log_marginal = fitting.neg_log_marginal_reference
     if args.pow2_buffers:
-        kernel.buffer_size = lambda n, min_buffer=kernel.MIN_BUFFER: max(min_buffer, 1 << int(n).bit_length())
+        stages.buffer_size = lambda n, min_buffer=stages.MIN_BUFFER: max(min_buffer, 1 << int(n).bit_length())
     task, x, z, y = design(max(ns))
     rows = []
     load = os.getloadavg()

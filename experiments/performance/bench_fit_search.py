@@ -6,7 +6,7 @@ each reaches on the same data.
         [--ns 10,26,...] [--compile-ns 40,300,1000] [--out docs/data/compile/fit_line_search.json]
 
 Data: ``bench_decision.design`` (Hartmann-3, 3 fidelities) for each seed, the first n
-points in the loop's buffer (``kernel.buffer_size``); the fit: two starts (the defaults
+points in the loop's buffer (``stages.buffer_size``); the fit: two starts (the defaults
 and one random start, ``fitting.restart_inits``), at most 50 iterations each, gradient
 tolerance 1e-5, as a full refit of the BO loops runs them (``fitting.fit_from``). The
 optax reference is defined here, as the library ran it before; it is not part of the
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design  # noqa: E402
 from mumbo_jax import xla_options  # noqa: E402
-from mumbo_jax.bo import kernel  # noqa: E402
+from mumbo_jax.bo import stages  # noqa: E402
 from mumbo_jax.gp import fitting, models  # noqa: E402
 
 
@@ -72,7 +72,7 @@ SEARCHES = {"zoom": optax_lbfgs, "once": fitting.lbfgs}
 
 
 def buffers(X, Z, Y, n):
-    N = kernel.buffer_size(n)
+    N = stages.buffer_size(n)
     x, z, y, m = np.zeros((N, X.shape[1])), np.zeros(N, int), np.zeros(N), np.zeros(N)
     x[:n], z[:n], y[:n], m[:n] = X[:n], Z[:n], Y[:n], 1.0
     return tuple(map(jnp.asarray, (x, z, y, m)))
@@ -107,7 +107,7 @@ def main():
     task, X, Z, Y = design(n_max, seed=0)
     inits = fitting.restart_inits(task.spec, jax.random.PRNGKey(0), 2)
     for n in compile_ns:
-        row = {"n": n, "buffer_rows": kernel.buffer_size(n)}
+        row = {"n": n, "buffer_rows": stages.buffer_size(n)}
         for name, search in SEARCHES.items():
             t0 = time.perf_counter()
             lowered = fit_program(task.spec, search, buffers(X, Z, Y, n)).lower(inits)

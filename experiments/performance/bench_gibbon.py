@@ -34,7 +34,7 @@ except ImportError:  # a plain checkout: import the package beside this script
 
 from mumbo_jax.acquisition import acquisitions, fantasy, gibbon, maxvalue  # noqa: E402
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import kernel  # noqa: E402
+from mumbo_jax.bo import stages  # noqa: E402
 from mumbo_jax.gp import fitting, posterior  # noqa: E402
 
 
@@ -62,7 +62,7 @@ def main():
     task = tasks.problem_task(prob)
     key = jax.random.PRNGKey(0)
     k_design, k_extra, k_z, k_fit, k_gstar, k_cand = jax.random.split(key, 6)
-    x0, z0 = kernel.initial_design(task, k_design)
+    x0, z0 = stages.initial_design(task, k_design)
     x1 = problems.sample_inputs(prob, k_extra, args.n_extra)
     z1 = jax.random.randint(k_z, (args.n_extra,), 0, prob.n_fidelities).astype(float)
     x, z = jnp.concatenate([x0, x1]), jnp.concatenate([z0, z1])

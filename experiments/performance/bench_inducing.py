@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design  # noqa: E402
-from mumbo_jax.bo import kernel, rules  # noqa: E402
+from mumbo_jax.bo import rules, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import models, posterior, sparse  # noqa: E402
 
@@ -58,7 +58,7 @@ def clocked(fn):
 
 def exact_score(settings, task, post, gstar, x, z):
     """The exact posterior's score (gain per unit cost) of MUMBO at ``(x [d], z)``."""
-    ctx = rules.Context(settings, task, post, gstar, jax.random.PRNGKey(0), kernel.as_count(18), None)
+    ctx = rules.Context(settings, task, post, gstar, jax.random.PRNGKey(0), stages.as_count(18), None)
     acq = rules.RULES[settings.strategy].acquisition(ctx)
     zq = jnp.asarray([z]).astype(jnp.int32)
     return float(acq(jnp.asarray(x)[None, :], zq)[0] / task.space.cost(zq)[0])
@@ -76,14 +76,14 @@ def main(argv=None):
     task, x, z, y = design(max(ns))
     rows = []
     for n in ns:
-        b = kernel.pad_buffers(x[:n], z[:n].astype(float), y[:n], kernel.buffer_size(n))
-        params = kernel.as_params(models.default_params(task.spec))
-        post = kernel.fit_stage(settings, task, b, params, jax.random.PRNGKey(1), True, True)
-        n0 = kernel.as_count(18)
+        b = stages.pad_buffers(x[:n], z[:n].astype(float), y[:n], stages.buffer_size(n))
+        params = stages.as_params(models.default_params(task.spec))
+        post = stages.fit_stage(settings, task, b, params, jax.random.PRNGKey(1), True, True)
+        n0 = stages.as_count(18)
 
         def decide(p, key):
-            g = kernel.gstar_stage(settings, task, p, jax.random.fold_in(key, 1))
-            return g, kernel.maximise_stage(settings, task, p, g, key, None, n0)
+            g = stages.gstar_stage(settings, task, p, jax.random.fold_in(key, 1))
+            return g, stages.maximise_stage(settings, task, p, g, key, None, n0)
 
         keys = [jax.random.PRNGKey(100 + i) for i in range(a.keys)]
         t_exact, _ = clocked(lambda: decide(post, keys[0]))

@@ -40,7 +40,7 @@ import bench_decision  # noqa: E402
 from mumbo_jax import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
-from mumbo_jax.bo import asktell, kernel  # noqa: E402
+from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import fitting, linalg, models  # noqa: E402
 from mumbo_jax.xla_options import jit  # noqa: E402
@@ -62,7 +62,7 @@ def clock(fn, *args, reps: int = 5) -> float:
 
 def objective_seconds(rows: int) -> float:
     task, x, z, y = bench_decision.design(rows - 24)
-    b = kernel.pad_buffers(x, z, y, rows)
+    b = stages.pad_buffers(x, z, y, rows)
     params = jax.tree_util.tree_map(jnp.asarray, asktell.AskTell(task, BOSettings(), seed=0).params)
     scaling = models.make_scaling(task.spec, b.y, b.mask)
     objective = jit(jax.value_and_grad(

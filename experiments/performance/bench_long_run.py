@@ -54,7 +54,7 @@ from bench_decision import design, parse_sets  # noqa: E402
 from mumbo_jax import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
-from mumbo_jax.bo import asktell, kernel, refits  # noqa: E402
+from mumbo_jax.bo import asktell, refits, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")  # timed asks only: nothing compiles in the background
@@ -115,7 +115,7 @@ def bench_n(task, settings, x, z, y, n, steps):
     # every step a refit, as before the thinned schedule: warm-only from warm_from observations, with
     # every cold_every-th a full one
     before = (warm_wall + (cold_wall - warm_wall) / c) if n >= f.warm_from else cold_wall
-    return {"n": n, "buffer_rows": kernel.buffer_size(n), "first_call_s": first, "cold_refit_fit_s": cold_fit,
+    return {"n": n, "buffer_rows": stages.buffer_size(n), "first_call_s": first, "cold_refit_fit_s": cold_fit,
             "cold_ask_s": cold_wall, "warm_refit_fit_s": warm_fit, "warm_ask_s": warm_wall, "step_s": step,
             "step_append_s": statistics.median(step_fits), "steps_s": step_walls, "amortised_s": amortised,
             "every_step_refit_s": before, "incremental": refits.incremental(settings, n)}

@@ -11,8 +11,8 @@ half uniform and half near the optimum, noisy values; the first n of them. One
 hyper-parameter fit per n (shared by every rule: the fit does not depend on the rule).
 
 What is timed, per rule (default ``BOSettings``: 2,000 candidates per fidelity, 8 starts,
-40 polish steps): one decision after the fit, i.e. the g* stage (``kernel.gstar_stage``;
-zeros for ``mf_kg``) plus the maximisation stage (``kernel.maximise_stage``: building the
+40 polish steps): one decision after the fit, i.e. the g* stage (``stages.gstar_stage``;
+zeros for ``mf_kg``) plus the maximisation stage (``stages.maximise_stage``: building the
 rule's score, scoring every candidate, polishing), each compiled once by an untimed call,
 then the median of ``--reps`` calls with fresh keys (``block_until_ready``).
 
@@ -146,16 +146,16 @@ def bench_mumbo_jax(task, x, z, y, ns, reps):
     import jax
     import numpy as np
 
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     from mumbo_jax.bo.settings import BOSettings
     from mumbo_jax.gp import models
 
     rows = []
     for n in ns:
         base = BOSettings(strategy="mumbo", recommendation={"rule": "global"})
-        buffers = kernel.pad_buffers(x[:n], z[:n].astype(float), y[:n], kernel.buffer_size(n))
+        buffers = stages.pad_buffers(x[:n], z[:n].astype(float), y[:n], stages.buffer_size(n))
         t0 = time.perf_counter()
-        post = kernel.fit_stage(base, task, buffers, models.default_params(task.spec), jax.random.PRNGKey(0))
+        post = stages.fit_stage(base, task, buffers, models.default_params(task.spec), jax.random.PRNGKey(0))
         jax.block_until_ready(post)
         fit_s = time.perf_counter() - t0
         row = {"n": n, "buffer_rows": int(buffers.x.shape[0]), "fit_s": fit_s, "rules": {}}
@@ -165,9 +165,9 @@ def bench_mumbo_jax(task, x, z, y, ns, reps):
             def decide(k):
                 key = jax.random.PRNGKey(k)
                 t0 = time.perf_counter()
-                gstar = jax.block_until_ready(kernel.gstar_stage(settings, task, post, jax.random.fold_in(key, 1)))
+                gstar = jax.block_until_ready(stages.gstar_stage(settings, task, post, jax.random.fold_in(key, 1)))
                 t1 = time.perf_counter()
-                prop = jax.block_until_ready(kernel.maximise_stage(settings, task, post, gstar, key,
+                prop = jax.block_until_ready(stages.maximise_stage(settings, task, post, gstar, key,
                                                                    n_design=np.int32(18)))
                 return t1 - t0, time.perf_counter() - t1, prop
 

@@ -40,7 +40,7 @@ def child(args):
 
     process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     from mumbo_jax.bo.asktell import AskTell
     from mumbo_jax.bo.settings import BOSettings
 
@@ -54,7 +54,7 @@ def child(args):
         x, z = opt.ask()
         seconds = time.perf_counter() - t
         if opt.pending()[-1].design_index is None:  # a BO decision, not a design point
-            asks.append({"rows": len(opt.x), "buffer": kernel.buffer_size(len(opt.x)), "seconds": seconds})
+            asks.append({"rows": len(opt.x), "buffer": stages.buffer_size(len(opt.x)), "seconds": seconds})
         y = float(f(jnp.asarray(x), z))
         time.sleep(args.sleep)
         opt.tell(x, z, y)

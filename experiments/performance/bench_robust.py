@@ -24,7 +24,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
-from mumbo_jax.bo import kernel  # noqa: E402
+from mumbo_jax.bo import stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def state_with(task, bench, n_bo: int, seed: int = 0):
     """The design plus ``n_bo`` random evaluations, half of them cheap."""
     key = jax.random.PRNGKey(seed)
-    x0, z0 = kernel.initial_design(task, key)
+    x0, z0 = stages.initial_design(task, key)
     rng = np.random.default_rng(seed)
     b = np.asarray(task.spec.bounds)
     xb = b[:, 0] + (b[:, 1] - b[:, 0]) * rng.uniform(size=(n_bo, task.spec.dim))
@@ -43,12 +43,12 @@ def state_with(task, bench, n_bo: int, seed: int = 0):
     zq = z.astype(int) if task.spec.discrete else z
     y = np.asarray(jax.vmap(lambda xi, zi, i: bench.observe(jax.random.fold_in(key, i), xi, zi))(
         jnp.asarray(x), jnp.asarray(zq), jnp.arange(len(z))))
-    return kernel.init(task, jnp.asarray(x), jnp.asarray(z), jnp.asarray(y), n_design=len(z0))
+    return stages.init(task, jnp.asarray(x), jnp.asarray(z), jnp.asarray(y), n_design=len(z0))
 
 
 def one(settings, task, state, key):
-    post, prop = kernel.decide(settings, task, state, key)
-    rec = kernel.recommend(task, post, state.buffers.x, settings.recommendation.rule, True)
+    post, prop = stages.decide(settings, task, state, key)
+    rec = stages.recommend(task, post, state.buffers.x, settings.recommendation.rule, True)
     return jax.block_until_ready((prop, rec))
 
 

@@ -4,7 +4,7 @@
 
 A run that grows from ``n0`` to ``n_max`` observations one at a time is padded at each
 step to the buffer that holds n + 1 rows. Prints, for the size classes of
-:func:`mumbo_jax.bo.kernel.buffer_size` and for the earlier rule (multiples of 32 up to
+:func:`mumbo_jax.bo.stages.buffer_size` and for the earlier rule (multiples of 32 up to
 512 rows, of 64 up to 1024, of 128 up to 2048, ...), the number of sizes met (each one
 compilation of every program) and the padding's cost over the run: the sum over steps
 of B^2 (a step's solves against candidates, the appends) and of B^3 (a factorisation)
@@ -22,7 +22,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mumbo_jax.bo import kernel  # noqa: E402
+from mumbo_jax.bo import stages  # noqa: E402
 
 
 def earlier_buffer_size(n: int, min_buffer: int = 32) -> int:
@@ -52,7 +52,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     rows = []
     for n_max in sorted({300, 1000, a.n_max}):
-        for name, rule in (("size classes", kernel.buffer_size), ("32-row steps (earlier)", earlier_buffer_size)):
+        for name, rule in (("size classes", stages.buffer_size), ("32-row steps (earlier)", earlier_buffer_size)):
             rows.append({"rule": name, "n0": a.n0, "n_max": n_max, **padding(rule, a.n0, n_max)})
     print(f"{'rule':<24} {'n':>11} {'sizes':>6} {'B^2 / n^2':>10} {'B^3 / n^3':>10} {'worst B / n':>12}")
     for r in rows:

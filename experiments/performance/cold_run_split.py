@@ -72,15 +72,15 @@ def main(argv=None):
     import jax
 
     if args.growth == "doubling":
-        from mumbo_jax.bo import kernel
+        from mumbo_jax.bo import stages
 
-        def doubling(n, min_buffer=kernel.MIN_BUFFER):
+        def doubling(n, min_buffer=stages.MIN_BUFFER):
             size = max(int(min_buffer), 32)
             while size < int(n) + 1:
                 size *= 2
             return size
 
-        kernel.buffer_size = doubling  # every caller reads kernel.buffer_size
+        stages.buffer_size = doubling  # every caller reads stages.buffer_size
 
     seconds: dict = collections.defaultdict(float)
     background: dict = collections.defaultdict(float)  # the same, on the prefetch's threads
@@ -128,9 +128,9 @@ def main(argv=None):
         extra.update(warm_wall_s=round(warm, 1), lost_to_compiling_s=round(wall - warm, 1),
                      lost_share=round((wall - warm) / wall, 3),
                      same_decisions=[s["evaluations"] for s in rerun["seeds"]] == [s["evaluations"] for s in result["seeds"]])
-    from mumbo_jax.bo import kernel as _kernel  # the buffer sizes the run met (n0 design rows, then its evaluations)
+    from mumbo_jax.bo import stages as _stages  # the buffer sizes the run met (n0 design rows, then its evaluations)
     n0 = len(result["seeds"][0]["initial_design"])
-    sizes = sorted({_kernel.buffer_size(n) for n in range(n0, n0 + max(n_evals) + 1)})
+    sizes = sorted({_stages.buffer_size(n) for n in range(n0, n0 + max(n_evals) + 1)})
     row = dict(config=args.config, seeds=args.seeds, growth=args.growth, gradient=args.gradient, buffer_sizes=sizes,
                wall_s=round(wall, 1), compile_s=round(compile_s, 1),
                compile_share=round(compile_s / wall, 3), **{k: round(v, 1) for k, v in seconds.items()},

@@ -39,7 +39,7 @@ from mumbo_jax import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.acquisition import maxvalue  # noqa: E402
-from mumbo_jax.bo import asktell, kernel  # noqa: E402
+from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import fitting, models, posterior  # noqa: E402
 
@@ -100,13 +100,13 @@ def main(argv=None):
         for i in range(n):
             opt.tell(x[i], z[i], y[i])
         start = opt.params
-        buffers = kernel.pad_buffers(x[:n], z[:n], y[:n], kernel.buffer_size(n))
+        buffers = stages.pad_buffers(x[:n], z[:n], y[:n], stages.buffer_size(n))
         rows = buffers.x.shape[0]
         k = n - opt.n_design
-        k_fit, k_gstar, k_max = kernel.step_keys(opt.loop_key, k)
-        counts = count_evaluations(task, settings, buffers, kernel.as_params(start), k_fit)
+        k_fit, k_gstar, k_max = stages.step_keys(opt.loop_key, k)
+        counts = count_evaluations(task, settings, buffers, stages.as_params(start), k_fit)
         scaling = models.make_scaling(spec, buffers.y, buffers.mask)
-        params = kernel.as_params(start)
+        params = stages.as_params(start)
         vg = jax.jit(jax.value_and_grad(lambda p: fitting.neg_log_marginal(spec, p, scaling, buffers.x, buffers.z,
                                                                           buffers.y, buffers.mask)))
         t_eval = clock(lambda: vg(params), args.reps * 4)
@@ -123,8 +123,8 @@ def main(argv=None):
         mean, var = posterior.target_moments(post, grid, task.target)
         t_gumbel = clock(lambda: maxvalue.gumbel_max_samples(k_gstar, mean, var, 10, n_bisect=44), args.reps)
         opt.cancel(*opt.ask())
-        totals, stages = timed_asks(opt, start, args.reps)
-        med = lambda f: statistics.median(getattr(t, f) for t in stages)
+        totals, split = timed_asks(opt, start, args.reps)
+        med = lambda f: statistics.median(getattr(t, f) for t in split)
         print(f"n = {n} ({rows} rows): ask {statistics.median(totals):.3f} s = fit {med('fit'):.3f} + "
               f"g* {med('gstar'):.3f} + max {med('maximise'):.3f}")
         print(f"  fit: evaluations per start {counts} (value+grad, {settings.fit.max_iter} iterations max); "

@@ -120,7 +120,7 @@ def incumbent_regrets(prob, settings, run: dict) -> list[float]:
     import jax
 
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
 
     task = tasks.problem_task(prob)
     gstar = prob.optimum_value if prob.maximise else -prob.optimum_value
@@ -134,10 +134,10 @@ def incumbent_regrets(prob, settings, run: dict) -> list[float]:
         if n < run["n_design"]:
             out.append(float("nan"))
             continue
-        buffers = kernel.pad_buffers(x[:n], z[:n], y[:n], kernel.buffer_size(n))
-        params = kernel.as_params({k: np.asarray(v) for k, v in comp[i]["params"].items()})
-        post = kernel.fit_stage(settings, task, buffers, params, jax.random.PRNGKey(0), False)
-        row, _ = kernel.incumbent_row(task, post, settings.recommendation.rule)
+        buffers = stages.pad_buffers(x[:n], z[:n], y[:n], stages.buffer_size(n))
+        params = stages.as_params({k: np.asarray(v) for k, v in comp[i]["params"].items()})
+        post = stages.fit_stage(settings, task, buffers, params, jax.random.PRNGKey(0), False)
+        row, _ = stages.incumbent_row(task, post, settings.recommendation.rule)
         g = float(problems.objective(prob, jax.numpy.asarray(x[int(row)]), 0))
         out.append(max(gstar - g, 0.0))
     return out

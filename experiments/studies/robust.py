@@ -62,7 +62,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     import numpy as np
 
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
     from mumbo_jax.bo.compiled import run_compiled
     from mumbo_jax.bo.settings import BOSettings
     from mumbo_jax.bo.timing import StepClock
@@ -86,7 +86,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     for i, seed in enumerate(seeds):
         n = int(h.n_evals[i])
         design_key = jax.random.split(jax.random.PRNGKey(int(seed)))[0]
-        x0, z0 = kernel.initial_design(task, design_key)
+        x0, z0 = stages.initial_design(task, design_key)
         zs = h.z[i, :n]
         if len(task.target_z) > 1:  # a combined target (FASTCV's fold mean): known once all its fidelities are
             best0, bo_regret = _combined_best(np.asarray(x0), np.asarray(z0), h.x[i, :n], zs, task.target_z, score)

@@ -1,8 +1,8 @@
 """Ask/tell driver for black boxes that cannot be traced (a model being trained).
 
 ``ask()`` returns the next ``(x, z)``; ``tell(x, z, y)`` records the result. Each ask
-after the initial design runs the decision kernel's compiled stages
-(:mod:`mumbo_jax.bo.kernel`) on the data told so far; the same seed gives the same
+after the initial design runs the decision stages' compiled stages
+(:mod:`mumbo_jax.bo.stages`) on the data told so far; the same seed gives the same
 decisions as :func:`mumbo_jax.bo.compiled.run_compiled`.
 
 Asynchronous use: every ask hands out a *pending* evaluation until it is told (in any
@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import kernel, refits, rules, safe_recommendation, told_values
+from mumbo_jax.bo import refits, rules, safe_recommendation, stages, told_values
 from mumbo_jax.bo.asktell_checks import check_design as _check_design, check_state as _check_state
 from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
@@ -79,10 +79,10 @@ class AskTell:
     while evaluations are pending hands out the next design point, or after the design
     conditions the decision on the pending ones: with ``pending="believer"`` (default)
     the fitted posterior is conditioned on them at their posterior mean (kriging
-    believer, :func:`mumbo_jax.bo.kernel.believe_stage`) before the rule runs as usual
+    believer, :func:`mumbo_jax.bo.stages.believe_stage`) before the rule runs as usual
     (any rule); with ``pending="gibbon"`` (max-value rules only) the next point
     maximises GIBBON's pending-aware gain per unit cost over a random candidate set
-    (:func:`mumbo_jax.bo.kernel.gibbon_stage`). Results may be told in any order. A
+    (:func:`mumbo_jax.bo.stages.gibbon_stage`). Results may be told in any order. A
     tell that matches no pending point is the user's own evaluation (recorded as such,
     and counted towards the initial design while it lasts); a tell of a point asked and
     already told, with no pending copy left, is a ValueError (a pending point told
@@ -122,7 +122,7 @@ class AskTell:
             cost, e.g. seconds). Its fitting time counts in ``timings[k].fit``; the last
             fit is ``self.cost_fit``. ``None``: the known cost.
         design: optional initial design ``(x [n0, d], z [n0])`` replacing the paper's
-            default (:func:`mumbo_jax.bo.kernel.initial_design`). The same ``design``
+            default (:func:`mumbo_jax.bo.stages.initial_design`). The same ``design``
             (and ``cost_model``) must be passed to :meth:`from_state`.
         pending: how pending evaluations enter an ask: ``"believer"`` (kriging-believer
             fantasies, any rule) or ``"gibbon"`` (GIBBON's pending-aware gain, rules
@@ -147,8 +147,8 @@ class AskTell:
             raise ValueError(f"batch.size = {settings.batch.size} is for the compiled loop (run_compiled, "
                              "mumbo-jax run/compare); with ask/tell, ask several times before telling (each ask "
                              "takes the pending ones into account) or use mumbo-jax tune --workers N")
-        if pending not in kernel.PENDING_MODES:
-            raise ValueError(f"pending must be one of {', '.join(kernel.PENDING_MODES)}, got {pending!r}")
+        if pending not in stages.PENDING_MODES:
+            raise ValueError(f"pending must be one of {', '.join(stages.PENDING_MODES)}, got {pending!r}")
         if pending == "gibbon" and not rules.rule_for(settings).uses_gstar:
             raise ValueError(f"pending='gibbon' needs a rule that samples g* (mumbo, mes, ...); strategy "
                              f"{settings.strategy!r} does not: use pending='believer'")
@@ -156,11 +156,11 @@ class AskTell:
         self.cost_model, self.cost_fit = cost_model, None
         self.key = jax.random.PRNGKey(self.seed)
         design_key, self.loop_key = jax.random.split(self.key)
-        x0, z0 = kernel.initial_design(task, design_key) if design is None else _check_design(task, design)
+        x0, z0 = stages.initial_design(task, design_key) if design is None else _check_design(task, design)
         self.design = [(np.asarray(x), float(z)) for x, z in zip(x0, z0)]
         self.n_design = len(self.design)
         self.x, self.z, self.y, self.costs = [], [], [], []
-        self.params = kernel.as_params(models.default_params(task.spec))
+        self.params = stages.as_params(models.default_params(task.spec))
         self.timings: list[Timings] = []
         self.last_fit = None  # (number of points, posterior, buffers) of the last fit
         self.schedule, self._carry = refits.Schedule(), None  # the refit schedule, (posterior, rows) it carries
@@ -206,12 +206,12 @@ class AskTell:
         xs = np.asarray([*self.x, *(np.asarray(fx) for fx, _ in self.failed)])
         zs = np.asarray([*self.z, *(float(fz) for _, fz in self.failed)])
         labels = np.asarray([1.0] * len(self.x) + [-1.0] * len(self.failed))
-        buffers = kernel.pad_buffers(xs, zs, labels, kernel.buffer_size(len(labels)))
+        buffers = stages.pad_buffers(xs, zs, labels, stages.buffer_size(len(labels)))
         params = self._classifier_params
         if params is None:
-            params = kernel.as_params(models.default_params(self.task.spec))
+            params = stages.as_params(models.default_params(self.task.spec))
         key = jax.random.fold_in(jax.random.fold_in(self.loop_key, len(labels)), 0x6661696c)
-        post = kernel.fit_stage(self.settings, self.task, buffers, params, key, True)
+        post = stages.fit_stage(self.settings, self.task, buffers, params, key, True)
         self._classifier_params = post.params
         return post
 
@@ -229,7 +229,7 @@ class AskTell:
         k = len(self.x) + len(self._pending) - self.n_design
         buffers = self.buffers(presumed=presumed)
         n_rows = self._n_rows() + (len(presumed) if self.y else 0)
-        k_fit, k_gstar, k_max = kernel.step_keys(self.loop_key, k)
+        k_fit, k_gstar, k_max = stages.step_keys(self.loop_key, k)
         if self._pending and self.settings.mcmc.samples:
             raise ValueError(f"{len(self._pending)} evaluation(s) pending: asking again before they are told needs "
                              "mcmc.samples = 0 (pending points on marginalised hyper-parameters are not built); "
@@ -251,21 +251,21 @@ class AskTell:
             xp = np.asarray([p.x for p in self._pending])
             zp = np.asarray([p.z for p in self._pending], float)
             if self.pending_mode == "believer":
-                believe = refits.believe if clean and refits.incremental(self.settings, n_rows) else kernel.believe_stage
+                believe = refits.believe if clean and refits.incremental(self.settings, n_rows) else stages.believe_stage
                 decide_post, t_fant = timed(believe, self.task, post, buffers, n_rows, xp, zp)
                 t_fit += t_fant
-        decide_post, t_approx = timed(kernel.decision_posterior, self.settings, decide_post, n_rows)
-        gstar, t_gstar = timed(kernel.gstar_stage, self.settings, self.task, decide_post, k_gstar)
+        decide_post, t_approx = timed(stages.decision_posterior, self.settings, decide_post, n_rows)
+        gstar, t_gstar = timed(stages.gstar_stage, self.settings, self.task, decide_post, k_gstar)
         t_gstar += t_approx
         if self._pending and self.pending_mode == "gibbon":
-            prop, t_max = timed(kernel.gibbon_stage, self.settings, self.task, post, gstar, k_max, xp, zp, cost)
+            prop, t_max = timed(stages.gibbon_stage, self.settings, self.task, post, gstar, k_max, xp, zp, cost)
         else:
-            prop, t_max = timed(kernel.maximise_stage, self.settings, self.task, decide_post, gstar, k_max, cost,
-                                kernel.as_count(self.n_design))
+            prop, t_max = timed(stages.maximise_stage, self.settings, self.task, decide_post, gstar, k_max, cost,
+                                stages.as_count(self.n_design))
         self.params = post.params
         self.last_fit = (n_rows, post, buffers)
         rows = buffers.x.shape[0]
-        size = kernel.buffer_size(rows)
+        size = stages.buffer_size(rows)
         # the next size's programs, once at most half the rows that size adds are left free
         # here (a short session that never gets near it compiles nothing); the sequential
         # decision's: with evaluations pending, the fit and the recommendation are among them
@@ -281,9 +281,9 @@ class AskTell:
         replayed from there by the next ask."""
         if self._carry is None:
             n = self.schedule.anchor
-            b = kernel.pad_buffers(np.asarray(self.x[:n], float), np.asarray(self.z[:n]), np.asarray(self.y[:n]),
-                                   kernel.buffer_size(n))
-            post = kernel.fit_stage(self.settings, self.task, b, self.params, self.loop_key, False, False)
+            b = stages.pad_buffers(np.asarray(self.x[:n], float), np.asarray(self.z[:n]), np.asarray(self.y[:n]),
+                                   stages.buffer_size(n))
+            post = stages.fit_stage(self.settings, self.task, b, self.params, self.loop_key, False, False)
             self._carry = (post, n)
         return self._carry
 
@@ -297,24 +297,24 @@ class AskTell:
         x = np.asarray([x for x, _ in self.design], float).reshape(self.n_design, self.task.spec.dim)
         z = np.asarray([z for _, z in self.design], float)
         stand_in = np.random.default_rng(0).standard_normal(self.n_design)
-        size = kernel.buffer_size(self.n_design)
-        buffers = kernel.Buffers(x, z, stand_in, np.ones(self.n_design))
+        size = stages.buffer_size(self.n_design)
+        buffers = stages.Buffers(x, z, stand_in, np.ones(self.n_design))
         self._prefetcher.start(size, functools.partial(self._warm_up, buffers, self.n_design, size, self.params,
-                                                       kernel.step_keys(self.loop_key, 0), None))
+                                                       stages.step_keys(self.loop_key, 0), None))
 
-    def _warm_up(self, buffers: kernel.Buffers, n_rows: int, size: int, params, keys, cost):
+    def _warm_up(self, buffers: stages.Buffers, n_rows: int, size: int, params, keys, cost):
         """The programs of one ask and of :meth:`recommendation` at buffer ``size``
         (:mod:`mumbo_jax.bo.prefetch`), called once on the first ``n_rows`` of ``buffers``
         padded to it, with arguments of the kinds :meth:`_propose` passes; the results
         are thrown away."""
         k_fit, k_gstar, k_max = keys
-        grown = kernel.pad_buffers(*(np.asarray(a)[:n_rows] for a in buffers[:3]), size)
+        grown = stages.pad_buffers(*(np.asarray(a)[:n_rows] for a in buffers[:3]), size)
         # refit False: the same program (refit is a traced branch), without running a refit
-        post = kernel.fit_stage(self.settings, self.task, grown, params, k_fit, False, False)
-        gstar = kernel.gstar_stage(self.settings, self.task, post, k_gstar)
-        prop = kernel.maximise_stage(self.settings, self.task, post, gstar, k_max, cost, kernel.as_count(self.n_design))
+        post = stages.fit_stage(self.settings, self.task, grown, params, k_fit, False, False)
+        gstar = stages.gstar_stage(self.settings, self.task, post, k_gstar)
+        prop = stages.maximise_stage(self.settings, self.task, post, gstar, k_max, cost, stages.as_count(self.n_design))
         rec = self.settings.recommendation
-        return prop, kernel.recommend(self.task, post, grown.x, rec.rule, rec.calibrated)
+        return prop, stages.recommend(self.task, post, grown.x, rec.rule, rec.calibrated)
 
     def pending(self) -> list[Pending]:
         """The evaluations handed out and not told or cancelled yet, oldest first."""
@@ -405,17 +405,17 @@ class AskTell:
             raise ValueError("no evaluations yet: tell at least one before asking for the incumbent")
         if self.failed:
             buffers = self.buffers(failures=False)
-            k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
-            post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, True)
+            k_fit, _, _ = stages.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
+            post = stages.fit_stage(self.settings, self.task, buffers, self.params, k_fit, True)
         elif self.last_fit is not None and self.last_fit[0] == self._n_rows():
             _, post, buffers = self.last_fit
         else:
             buffers = self.buffers()
-            k_fit, _, _ = kernel.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
-            post = kernel.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
+            k_fit, _, _ = stages.step_keys(self.loop_key, max(len(self.x) - self.n_design, 0))
+            post = stages.fit_stage(self.settings, self.task, buffers, self.params, k_fit, False)
             self.last_fit = (self._n_rows(), post, buffers)
         rec = self.settings.recommendation
-        x, mu, sd = kernel.recommend(self.task, post, buffers.x, rec.rule, rec.calibrated)
+        x, mu, sd = stages.recommend(self.task, post, buffers.x, rec.rule, rec.calibrated)
         return safe_recommendation.checked(self, post, buffers, x, mu, sd)
 
     @property
@@ -461,9 +461,9 @@ class AskTell:
         """Rows of the model's data: the told evaluations, then the failed ones (once a y is told)."""
         return len(self.x) + (len(self.failed) if self.y else 0)
 
-    def buffers(self, failures: bool = True, presumed=()) -> kernel.Buffers:
-        """The data as the model sees them (:class:`mumbo_jax.bo.kernel.Buffers`, raw units,
-        :func:`mumbo_jax.bo.kernel.buffer_size` rows): the told evaluations, then
+    def buffers(self, failures: bool = True, presumed=()) -> stages.Buffers:
+        """The data as the model sees them (:class:`mumbo_jax.bo.stages.Buffers`, raw units,
+        :func:`mumbo_jax.bo.stages.buffer_size` rows): the told evaluations, then
         (``failures``, once a y is told) the failed ones and the ``presumed`` failures
         (``(x, z)`` pairs) at :meth:`imputed_value`."""
         x, z, y = list(self.x), list(self.z), list(self.y)
@@ -474,9 +474,9 @@ class AskTell:
             z += [float(fz) for _, fz in bad_points]
             y += [bad] * len(bad_points)
         n = len(x)
-        size = kernel.buffer_size(n)
+        size = stages.buffer_size(n)
         self._prefetcher.wait(size)  # its programs may be compiling in the background
-        return kernel.pad_buffers(np.asarray(x, float).reshape(n, self.task.spec.dim), np.asarray(z),
+        return stages.pad_buffers(np.asarray(x, float).reshape(n, self.task.spec.dim), np.asarray(z),
                                   np.asarray(y), size)
 
     def _fidelity(self, z):
@@ -545,6 +545,6 @@ class AskTell:
         params = checked["params"]
         if marginal.n_samples(params) not in (0, settings.mcmc.samples):  # saved with another mcmc.samples:
             params = marginal.map_params(params)  # warm-start from the saved MAP
-        opt.params = kernel.as_params(params)
+        opt.params = stages.as_params(params)
         opt.schedule = refits.Schedule(*checked["refits"])
         return opt

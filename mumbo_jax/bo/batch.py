@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.acquisition import gibbon
-from mumbo_jax.bo import kernel, optimize, rules
+from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.bo.registry import Registry, check_name, frozen_options
 from mumbo_jax.bo.settings import BOSettings, Task
@@ -79,7 +79,7 @@ class BatchContext(NamedTuple):
         post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
         gstar: ``[N]`` g* samples (zeros for rules without g*).
         key: the step's maximiser key.
-        buffers: :class:`mumbo_jax.bo.kernel.Buffers` with at least ``n + q - 1`` rows
+        buffers: :class:`mumbo_jax.bo.stages.Buffers` with at least ``n + q - 1`` rows
             (room for fantasised slots after row n).
         n: rows filled; n_design: rows of the initial design.
     """
@@ -141,10 +141,10 @@ class BatchRule:
 
 
 def propose(ctx: BatchContext, key=None, post=None) -> optimize.Proposal:
-    """The sequential decision rule's proposal (:func:`mumbo_jax.bo.kernel.propose`) on
+    """The sequential decision rule's proposal (:func:`mumbo_jax.bo.stages.propose`) on
     ``post`` (default ``ctx.post``) with maximiser ``key`` (default ``ctx.key``): the
     building block of a batch rule."""
-    return kernel.propose(ctx.settings, ctx.task, ctx.post if post is None else post, ctx.gstar,
+    return stages.propose(ctx.settings, ctx.task, ctx.post if post is None else post, ctx.gstar,
                           ctx.key if key is None else key, None, ctx.n_design)
 
 
@@ -187,7 +187,7 @@ def _as_fidelity(task: Task, z):
 
 
 def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None, quality="gibbon"):
-    first = kernel.propose(settings, task, post, gstar, key, None, n_design)
+    first = stages.propose(settings, task, post, gstar, key, None, n_design)
     anchors = first.x[None] if anchors is None else anchors
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
@@ -208,7 +208,7 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
 
     def slot(carry, k):
         b, p = carry
-        prop = kernel.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
+        prop = stages.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
                                   None, n_design)
         mean, _ = posterior.predict(p, prop.x[None], _as_fidelity(task, jnp.atleast_1d(prop.z)))
         row = n + k
@@ -228,7 +228,7 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
     Args:
         post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
         gstar: ``[N]`` g* samples; key: the step's maximiser key.
-        buffers: :class:`mumbo_jax.bo.kernel.Buffers` with at least ``n + q - 1`` rows
+        buffers: :class:`mumbo_jax.bo.stages.Buffers` with at least ``n + q - 1`` rows
             (the believer writes its fantasies after row n).
         n: rows filled; n_design: rows of the initial design.
 
@@ -238,7 +238,7 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
         was chosen; believer: the rule's score on the fantasised posterior) and
         ``alpha [q]`` (GIBBON: the slot's gain increment; believer: the rule's alpha).
     """
-    return _batch(kernel.decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
+    return _batch(stages.decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
 
 
 @functools.partial(jit, static_argnames=("settings",))
@@ -270,7 +270,7 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     """Slot 0: the sequential decision (the full maximiser, as the believer's slot 0);
     slots 1..q-1: GIBBON's greedy batch given slot 0 as a pending evaluation (it enters
     through the joint covariance, as pending points do in ask/tell)."""
-    first = kernel.propose(settings, task, post, gstar, key, None, n_design)
+    first = stages.propose(settings, task, post, gstar, key, None, n_design)
     if q == 1:
         return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], first)
     local = _local_anchors(settings, task, post)

@@ -1,6 +1,6 @@
 """The compiled driver: BO on a JAX-traceable benchmark, many seeds, state on device.
 
-:func:`run_compiled` runs the decision kernel (:mod:`mumbo_jax.bo.kernel`) with the
+:func:`run_compiled` runs the decision stages (:mod:`mumbo_jax.bo.stages`) with the
 objective evaluated inside compiled programs: each stage (fit, incumbent score, g*,
 maximisation, evaluate-and-append) is one XLA program per buffer size, reused by every
 step and every seed; the loop over steps is a thin host loop that times the stages
@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import batch, kernel, refits, rules, sharding
+from mumbo_jax.bo import batch, refits, rules, sharding, stages
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
@@ -82,7 +82,7 @@ def backend_batching() -> dict:
     256-row buffers on an accelerator, where a step costs about the same at 32 or 256
     rows and each buffer size is one more compilation."""
     if jax.default_backend() == "cpu":
-        return {"batching": "map", "min_buffer": kernel.MIN_BUFFER}
+        return {"batching": "map", "min_buffer": stages.MIN_BUFFER}
     return {"batching": "vmap", "min_buffer": 256}
 
 
@@ -93,11 +93,11 @@ def backend_batching() -> dict:
 def _init(task: Task, bench, key, min_buffer):
     """The design evaluated: ``(state, loop_key, noise_key, initial_cost)``."""
     design_key, loop_key = jax.random.split(key)
-    x0, z0 = kernel.initial_design(task, design_key)
+    x0, z0 = stages.initial_design(task, design_key)
     zq = z0.astype(jnp.int32) if task.spec.discrete else z0
     y0 = jax.vmap(lambda x, z, i: bench.observe(jax.random.fold_in(design_key, i), x, z))(
         x0, zq, jnp.arange(x0.shape[0]))
-    state = kernel.init(task, x0, z0, y0, min_buffer=min_buffer)
+    state = stages.init(task, x0, z0, y0, min_buffer=min_buffer)
     return state, loop_key, jax.random.fold_in(key, 7), jnp.sum(task.space.cost(zq))
 
 
@@ -106,7 +106,7 @@ def _score(task: Task, bench, post, buffers, rule="mean", calibrate=False):
     """The incumbent's ``(x [d], true value, regret, posterior mean of g, its sd)``
     (``rule``: the incumbent rule; ``calibrate``: the sd widened by the leave-one-out
     scale)."""
-    x, mu, sd = kernel.recommend(task, post, buffers.x, rule, calibrate)
+    x, mu, sd = stages.recommend(task, post, buffers.x, rule, calibrate)
     value, regret = bench.score(x)
     return x, value, regret, mu, sd
 
@@ -117,7 +117,7 @@ def _observe(task: Task, bench, state, params, prop, noise_key, go):
     zq = prop.z.astype(jnp.int32) if task.spec.discrete else prop.z
     y = bench.observe(jax.random.fold_in(noise_key, state.k), prop.x, zq)
     cost = task.space.cost(jnp.atleast_1d(zq))[0]
-    state = kernel.observe(state._replace(params=params), prop.x, prop.z, y, go)
+    state = stages.observe(state._replace(params=params), prop.x, prop.z, y, go)
     return state, y, cost
 
 
@@ -144,21 +144,21 @@ class _Stages(NamedTuple):
 
 
 def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
-    """The stages of one seed: the decision kernel's programs, as in ask/tell."""
-    stages = _Stages(
+    """The stages of one seed: the decision stages' programs, as in ask/tell."""
+    seed_stages = _Stages(
         init=lambda key, mb: _init(task, bench, key, mb),
-        fit=lambda s, k, refit, cold: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, cold),
+        fit=lambda s, k, refit, cold: stages.fit_stage(settings, task, s.buffers, s.params, k, refit, cold),
         score=lambda post, b: _score(task, bench, post, b, settings.recommendation.rule,
                                      settings.recommendation.calibrated),
-        gstar=lambda post, k: kernel.gstar_stage(settings, task, post, k),
-        maximise=lambda post, g, k, s: kernel.maximise_stage(settings, task, post, g, k, None, s.n_design),
+        gstar=lambda post, k: stages.gstar_stage(settings, task, post, k),
+        maximise=lambda post, g, k, s: stages.maximise_stage(settings, task, post, g, k, None, s.n_design),
         observe=lambda s, p, prop, nk, go: _observe(task, bench, s, p, prop, nk, go),
     )
     if settings.batch.size > 1:  # q evaluations per step: the batch rule and a q-row append
-        stages = stages._replace(
+        seed_stages = seed_stages._replace(
             maximise=lambda post, g, k, s: batch.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
             observe=lambda s, p, prop, nk, go: _observe_batch(task, bench, s, p, prop, nk, go))
-    return stages
+    return seed_stages
 
 
 # --------------------------------------------------------------------------- lock-step programs
@@ -176,7 +176,7 @@ def initial_states(task, bench, keys, min_buffer):
 def _fit_all(settings, task, state, keys, refit, cold):
     # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
     # a real branch, where a batched one would become a select that runs both branches
-    return jax.vmap(lambda s, k: kernel.fit_stage(settings, task, s.buffers, s.params, k, refit, cold))(state,
+    return jax.vmap(lambda s, k: stages.fit_stage(settings, task, s.buffers, s.params, k, refit, cold))(state,
                                                                                                       keys)
 
 
@@ -187,12 +187,12 @@ def _score_all(task, bench, post, buffers, rule, calibrate=False):
 
 @functools.partial(jit, static_argnames=("settings",))
 def _gstar_all(settings, task, post, keys):
-    return jax.vmap(lambda p, k: kernel.gstar_stage(settings, task, p, k))(post, keys)
+    return jax.vmap(lambda p, k: stages.gstar_stage(settings, task, p, k))(post, keys)
 
 
 @functools.partial(jit, static_argnames=("settings",))
 def _maximise_all(settings, task, post, gstar, keys, n_design):
-    return jax.vmap(lambda p, g, k, n0: kernel.maximise_stage(settings, task, p, g, k, None, n0))(post, gstar, keys,
+    return jax.vmap(lambda p, g, k, n0: stages.maximise_stage(settings, task, p, g, k, None, n0))(post, gstar, keys,
                                                                                              n_design)
 
 
@@ -215,7 +215,7 @@ def _observe_batch_all(task, bench, state, params, props, noise_keys, go):
 @jit
 def _step_keys_all(loop_keys, t):
     # in one program: a seed-sharded (possibly multi-process) array is not iterable on the host
-    keys = jax.vmap(kernel.step_keys, (0, None))(loop_keys, t)
+    keys = jax.vmap(stages.step_keys, (0, None))(loop_keys, t)
     return keys[:, 0], keys[:, 1], keys[:, 2]
 
 
@@ -260,21 +260,21 @@ def _reaches(free_rows: int, q: int, evals_left: int, budget_left: float, cheape
     return not (cheapest > 0 and more > 0 and (more - 1) * cheapest >= budget_left)
 
 
-def _warm_up(stages: _Stages, state, size: int, lead: int, keys, noise_keys, batched: bool, n_seeds: int):
+def _warm_up(seed_stages: _Stages, state, size: int, lead: int, keys, noise_keys, batched: bool, n_seeds: int):
     """Every program of one step at buffer ``size`` (:mod:`mumbo_jax.bo.prefetch`), called
     once on ``state`` padded to it, with arguments of the kinds the loop passes; the
     results are thrown away."""
     k_fit, k_gstar, k_max = keys
-    grown = kernel.grow(state, size, lead)
-    post = stages.fit(grown, k_fit, False, False)  # the same program as a refit's (a traced branch), run cheaply
-    stages.score(post, grown.buffers)
-    gstar = stages.gstar(post, k_gstar)
-    prop = stages.maximise(post, gstar, k_max, grown)
+    grown = stages.grow(state, size, lead)
+    post = seed_stages.fit(grown, k_fit, False, False)  # the same program as a refit's (a traced branch), run cheaply
+    seed_stages.score(post, grown.buffers)
+    gstar = seed_stages.gstar(post, k_gstar)
+    prop = seed_stages.maximise(post, gstar, k_max, grown)
     go = jnp.asarray(np.zeros(n_seeds, bool)) if batched else False
-    return stages.observe(grown, post.params, prop, noise_keys, go)
+    return seed_stages.observe(grown, post.params, prop, noise_keys, go)
 
 
-def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batched, min_buffer,
+def _run_group(seed_stages: _Stages, settings, budget, max_evals, seeds, rows, batched, min_buffer,
                hist: dict, clock: StepClock, progress, layout=None, n_real=None, prefetcher: Prefetcher | None = None,
                cheapest=0.0):
     """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``.
@@ -286,14 +286,14 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
     keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
     if layout is not None:
         keys = sharding.put(keys, layout)
-    state, loop_keys, noise_keys, init_cost = stages.init(keys if batched else keys[0], min_buffer)
+    state, loop_keys, noise_keys, init_cost = seed_stages.init(keys if batched else keys[0], min_buffer)
     lead = int(batched)  # arrays of a lock-step batch have a leading seed axis
     as_rows = lambda a: sharding.to_host(a).reshape((len(seeds),) + np.shape(a)[lead:])
     hist["initial_cost"][rows] = as_rows(init_cost)
     n0 = int(sharding.to_host(state.n).reshape(-1)[0])
     n_real = len(hist["n_evals"]) if n_real is None else n_real
     size = state.buffers.x.shape[lead]
-    split = _step_keys_all if batched else kernel.step_keys
+    split = _step_keys_all if batched else stages.step_keys
     q = settings.batch.size  # evaluations per step
     running = np.ones(len(seeds), bool)
     spent = np.zeros(len(seeds))
@@ -302,22 +302,22 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
     while running.any():
         e = t * q  # evaluations made before this step
         while n0 + e + q > size:  # too few free rows: the next buffer size (compiled once per size)
-            size = kernel.buffer_size(size, min_buffer)
+            size = stages.buffer_size(size, min_buffer)
             prefetcher.wait(size)  # its programs may be compiling in the background
-            state = kernel.grow(state, size, lead)
+            state = stages.grow(state, size, lead)
             if progress is not None:
                 progress(History(**hist))
         k_fit, k_gstar, k_max = split(loop_keys, t)
         if prefetcher.on and not prefetcher.busy:
-            nxt = kernel.buffer_size(size, min_buffer)
+            nxt = stages.buffer_size(size, min_buffer)
             if _reaches(size - (n0 + e), q, max_evals - e, budget - spent[running].min(), cheapest):
-                prefetcher.start(nxt, functools.partial(_warm_up, stages, state, nxt, lead, (k_fit, k_gstar, k_max),
-                                                        noise_keys, batched, len(seeds)))
+                prefetcher.start(nxt, functools.partial(_warm_up, seed_stages, state, nxt, lead,
+                                                        (k_fit, k_gstar, k_max), noise_keys, batched, len(seeds)))
         plan = refits.plan(settings, t, n0 + e, schedule)  # a refit, a fresh conditioning or appends
         post, t_fit = timed(refits.step_posterior, settings, None, state.buffers, n0 + e, None, k_fit, plan,
-                            carried, lambda refit, cold: stages.fit(state, k_fit, refit, cold), min_buffer, batched)
+                            carried, lambda refit, cold: seed_stages.fit(state, k_fit, refit, cold), min_buffer, batched)
         schedule, carried = refits.after(schedule, n0 + e, *plan), (post, n0 + e)
-        (x_inc, value, regret, mu, sd), t_score = timed(stages.score, post, state.buffers)
+        (x_inc, value, regret, mu, sd), t_score = timed(seed_stages.score, post, state.buffers)
         inc = {"incumbent_x": as_rows(x_inc), "incumbent_value": as_rows(value), "regret": as_rows(regret),
                "incumbent_mean": as_rows(mu), "incumbent_sd": as_rows(sd)}
         regret = inc["regret"]
@@ -327,11 +327,11 @@ def _run_group(stages: _Stages, settings, budget, max_evals, seeds, rows, batche
         hist["cost_spent"][on, e] = spent[running]
         go = running & (spent < budget) & (e + q <= max_evals)
         if go.any():
-            decide, t_approx = timed(kernel.decision_posterior, settings, post, n0 + e)  # post, or its stand-in
-            gstar, t_gstar = timed(stages.gstar, decide, k_gstar)
-            prop, t_max = timed(stages.maximise, decide, gstar, k_max, state)
+            decide, t_approx = timed(stages.decision_posterior, settings, post, n0 + e)  # post, or its stand-in
+            gstar, t_gstar = timed(seed_stages.gstar, decide, k_gstar)
+            prop, t_max = timed(seed_stages.maximise, decide, gstar, k_max, state)
             t_gstar += t_approx
-            (state, y, cost), t_obs = timed(stages.observe, state, post.params, prop, noise_keys,
+            (state, y, cost), t_obs = timed(seed_stages.observe, state, post.params, prop, noise_keys,
                                             jnp.asarray(go) if batched else bool(go[0]))
             n_s = len(seeds)
             x = as_rows(prop.x).reshape(n_s, q, -1)
@@ -369,7 +369,7 @@ def _first(history: History, n: int) -> History:
 
 def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: BOSettings = BOSettings(),
                  max_evals: int = 200, progress=None, clock: StepClock | None = None, batching: str = "map",
-                 min_buffer: int = kernel.MIN_BUFFER, mesh=None, prefetch: bool | None = None) -> History:
+                 min_buffer: int = stages.MIN_BUFFER, mesh=None, prefetch: bool | None = None) -> History:
     """Run BO on a traceable benchmark for several seeds.
 
     Examples:
@@ -403,7 +403,7 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
             (in lock-step, the seeds split over the devices of ``mesh``; the same
             decisions as ``"vmap"``, tests/test_sharding.py).
         min_buffer: rows of the first buffer (rounded up as by
-            :func:`mumbo_jax.bo.kernel.buffer_size`). Each buffer size compiles once.
+            :func:`mumbo_jax.bo.stages.buffer_size`). Each buffer size compiles once.
         mesh: ``"shard"``: a mesh with a ``"seeds"`` axis (default
             :func:`mumbo_jax.bo.sharding.seed_mesh`: every device of every process).
             The seeds are padded to a multiple of its size by repeating the last.
@@ -432,7 +432,7 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
     prefetcher = Prefetcher(prefetch_enabled(prefetch, default=False))
     cheapest = _cheapest_cost(task.space) if prefetcher.on else 0.0
     seeds = np.atleast_1d(np.asarray(seeds, int))
-    min_buffer = kernel.buffer_size(int(min_buffer) - 1, 1)
+    min_buffer = stages.buffer_size(int(min_buffer) - 1, 1)
     n_seeds, d, e = len(seeds), task.spec.dim, max_evals
     hist = dict(x=np.zeros((n_seeds, e, d)), z=np.zeros((n_seeds, e)), y=np.zeros((n_seeds, e)),
                 cost=np.zeros((n_seeds, e)), cost_spent=np.full((n_seeds, e + 1), np.nan),
@@ -455,8 +455,8 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         _run_group(_lock_step(settings, task, bench), settings, budget, max_evals, seeds, rows, True, min_buffer,
                    hist, clock, progress, prefetcher=prefetcher, cheapest=cheapest)
     else:
-        stages = _one_seed(settings, task, bench)
+        seed_stages = _one_seed(settings, task, bench)
         for i in rows:
-            _run_group(stages, settings, budget, max_evals, seeds[i:i + 1], rows[i:i + 1], False, min_buffer,
+            _run_group(seed_stages, settings, budget, max_evals, seeds[i:i + 1], rows[i:i + 1], False, min_buffer,
                        hist, clock, progress, prefetcher=prefetcher, cheapest=cheapest)
     return History(**hist)

@@ -1,7 +1,7 @@
 """When the BO loops refit the hyper-parameters, and the posterior they carry between refits.
 
 Below ``fit.incremental_from`` observations (and with ``fit.refit_growth = 0``) every
-step refits as :func:`mumbo_jax.bo.kernel.refit_at` says and conditions afresh. From
+step refits as :func:`mumbo_jax.bo.stages.refit_at` says and conditions afresh. From
 there on the schedule thins as n grows: a refit when the data have grown by the
 fraction ``fit.refit_growth`` since the last fresh factorisation (a warm refit, or a
 full one once they have grown by ``(1 + refit_growth) ** fit.cold_every``), and between
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior, update
 from mumbo_jax.xla_options import jit
@@ -66,7 +66,7 @@ def plan(settings: BOSettings, k: int, n: int, schedule: Schedule) -> tuple[bool
     refits, whether a refit runs all its starts, and whether it appends the new rows to
     the carried posterior instead (no refit, no refactorisation)."""
     if not incremental(settings, n) or schedule.anchor is None:
-        return bool(kernel.refit_at(settings, k)), bool(kernel.cold_at(settings, k, n)), False
+        return bool(stages.refit_at(settings, k)), bool(stages.cold_at(settings, k, n)), False
     f = settings.fit
     growth = 1.0 + f.refit_growth
     if n < schedule.anchor * growth:
@@ -93,8 +93,8 @@ def _append_row_all(post, buffers, r):  # seeds in lock-step: a leading seed axi
     return jax.vmap(lambda p, b: update.append(p, r, b.x[r], b.z[r], b.y[r]))(post, buffers)
 
 
-def extend(post: posterior.Posterior, buffers: kernel.Buffers, start: int, stop: int, size: int,
-           min_buffer: int = kernel.MIN_BUFFER, batched: bool = False) -> posterior.Posterior:
+def extend(post: posterior.Posterior, buffers: stages.Buffers, start: int, stop: int, size: int,
+           min_buffer: int = stages.MIN_BUFFER, batched: bool = False) -> posterior.Posterior:
     """``post`` (conditioned on the first ``start`` rows of ``buffers``) with rows
     ``start .. stop - 1`` appended one by one, row r in the buffer size that holds
     r + 1 rows, then padded to ``size`` rows. One :class:`FactorUpdateWarning` where an
@@ -102,7 +102,7 @@ def extend(post: posterior.Posterior, buffers: kernel.Buffers, start: int, stop:
     lead = int(batched)
     step = _append_row_all if batched else _append_row
     for r in range(start, stop):
-        need = kernel.buffer_size(r, min_buffer)
+        need = stages.buffer_size(r, min_buffer)
         if post.mask.shape[lead] < need:
             post = update.grow(post, need)
         rows = buffers if buffers.x.shape[lead] == need else _rows(buffers, need, lead)
@@ -114,33 +114,33 @@ def extend(post: posterior.Posterior, buffers: kernel.Buffers, start: int, stop:
     return update.grow(post, size) if post.mask.shape[lead] < size else post
 
 
-def _rows(buffers: kernel.Buffers, size: int, lead: int) -> kernel.Buffers:
+def _rows(buffers: stages.Buffers, size: int, lead: int) -> stages.Buffers:
     """The first ``size`` rows of ``buffers`` (those the appends read)."""
-    return kernel.Buffers(*(jax.lax.slice_in_dim(a, 0, size, axis=lead) for a in buffers))
+    return stages.Buffers(*(jax.lax.slice_in_dim(a, 0, size, axis=lead) for a in buffers))
 
 
-def step_posterior(settings: BOSettings, task: Task, buffers: kernel.Buffers, n: int, params: dict, key,
-                   plan_: tuple, carried: tuple | None, fit=None, min_buffer: int = kernel.MIN_BUFFER,
+def step_posterior(settings: BOSettings, task: Task, buffers: stages.Buffers, n: int, params: dict, key,
+                   plan_: tuple, carried: tuple | None, fit=None, min_buffer: int = stages.MIN_BUFFER,
                    batched: bool = False):
     """The posterior of one BO step with ``n`` observations in ``buffers``, as
     :func:`plan` said: the carried ``(posterior, rows)`` extended to the ``n`` rows
     (``append``), or a fit (a refit or a fresh conditioning) by ``fit(refit, cold)``
-    (default :func:`mumbo_jax.bo.kernel.fit_stage` on ``buffers``)."""
+    (default :func:`mumbo_jax.bo.stages.fit_stage` on ``buffers``)."""
     refit, cold, append = plan_
     if append:
         post, start = carried
         return extend(post, buffers, start, n, buffers.x.shape[int(batched)], min_buffer, batched)
     if fit is None:
-        return kernel.fit_stage(settings, task, buffers, params, key, refit, cold)
+        return stages.fit_stage(settings, task, buffers, params, key, refit, cold)
     return fit(refit, cold)
 
 
-def believe(task: Task, post: posterior.Posterior, buffers: kernel.Buffers, n: int, x_pending,
+def believe(task: Task, post: posterior.Posterior, buffers: stages.Buffers, n: int, x_pending,
             z_pending) -> posterior.Posterior:
-    """:func:`mumbo_jax.bo.kernel.believe_stage` by appends: the pending evaluations
+    """:func:`mumbo_jax.bo.stages.believe_stage` by appends: the pending evaluations
     ``(x [P, d], z [P])`` added to a copy of ``post`` (which holds the ``n`` rows of
     ``buffers``) at their posterior mean, in O(P n^2) rather than a new factorisation;
     the same posterior (a kriging believer's mean at one pending point does not move
     the means at the others). ``post`` itself is left as it was."""
-    rows = kernel.believer_rows(task, post, buffers, n, x_pending, z_pending)
+    rows = stages.believer_rows(task, post, buffers, n, x_pending, z_pending)
     return extend(post, rows, n, int(np.sum(rows.mask)), rows.x.shape[0])

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from mumbo_jax.bo import kernel
+from mumbo_jax.bo import stages
 from mumbo_jax.gp import posterior
 
 __all__ = ["SURE_SD", "UnsafeRecommendationWarning", "checked", "unsafe_reason"]
@@ -72,7 +72,7 @@ def checked(opt, post, buffers, x, mu, sd):
     opt.recommendation_note = None
     if reason is None:
         return x, float(mu), float(sd)
-    fx, fmu, fsd = kernel.recommend(opt.task, post, buffers.x, "target", opt.settings.recommendation.calibrated)
+    fx, fmu, fsd = stages.recommend(opt.task, post, buffers.x, "target", opt.settings.recommendation.calibrated)
     fx = np.asarray(fx, float)
     note = (f"the {opt.settings.recommendation.rule!r} rule's x={x.tolist()} is not recommended: {reason}; "
             f"recommending the best successful point x={fx.tolist()} instead")

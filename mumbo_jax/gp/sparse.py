@@ -18,7 +18,7 @@ largest unexplained prior variance falls below ``tol`` of the largest prior vari
 (the rest are padding, mask 0). The mean and variance match the exact posterior's where
 the inducing rows explain the data (tests/test_sparse.py); elsewhere the variance is
 larger than the exact one. The fit, the recommendation and the rules that replay the
-data rows keep the exact posterior (:func:`mumbo_jax.bo.kernel.decision_posterior`).
+data rows keep the exact posterior (:func:`mumbo_jax.bo.stages.decision_posterior`).
 """
 
 from __future__ import annotations

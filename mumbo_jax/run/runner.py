@@ -82,10 +82,10 @@ def design_evaluations(problem, task, seed: int) -> list[dict]:
     import jax.numpy as jnp
 
     from mumbo_jax.benchmarks import problems
-    from mumbo_jax.bo import kernel
+    from mumbo_jax.bo import stages
 
     design_key = jax.random.split(jax.random.PRNGKey(int(seed)))[0]
-    x0, z0 = kernel.initial_design(task, design_key)
+    x0, z0 = stages.initial_design(task, design_key)
     zp = z0.astype(jnp.int32) if task.spec.discrete else z0
     y0 = jax.vmap(lambda x, z, i: problems.noisy_objective(problem, jax.random.fold_in(design_key, i), x, z))(
         x0, zp, jnp.arange(x0.shape[0]))

@@ -1,4 +1,4 @@
-"""The decision kernel: pure functions over plain state, shared by both drivers.
+"""The decision stages: pure functions over plain state, shared by both drivers.
 
 A BO run's state is :class:`State`: fixed-size data buffers (padding masked out), the
 number of filled rows, the number of BO steps taken, the size of the initial design and
@@ -80,7 +80,7 @@ class Buffers(NamedTuple):
 
 
 class State(NamedTuple):
-    """The kernel's state (plain arrays; a leading seed axis when batched).
+    """The decision state (plain arrays; a leading seed axis when batched).
 
     Attributes:
         buffers: the data so far, the initial design first.
