@@ -19,28 +19,28 @@ and is rebuilt from the data named by ``NAME ARG`` (the renderers are in ``RENDE
 * ``sweep DIR``: what a sweep cost: wall time per strategy, runs stopped by the
   evaluation cap, the largest one-step overhead.
 * ``verdict``: the Figure 3 claim, paired and Holm-adjusted, over the paper-sized sweeps.
-* ``overhead_mtbo``: ``docs/data/overhead_mumbo_vs_mtbo.json``
+* ``overhead_mtbo``: ``data/overhead_mumbo_vs_mtbo.json``
   (``experiments/paper/overhead_mumbo_vs_mtbo.py``).
-* ``speed``: ``docs/data/speed.json`` (``experiments/performance/bench_acquisition.py``).
-* ``bo_studies``: ``docs/data/bench_bo.jsonl`` and the GPU runs in ``docs/data/gpu/``
+* ``speed``: ``data/speed.json`` (``experiments/performance/bench_acquisition.py``).
+* ``bo_studies``: ``data/bench_bo.jsonl`` and the GPU runs in ``data/gpu/``
   (``experiments/paper/bench_bo.py regret``).
-* ``step_overhead``: the ``overhead`` record of ``docs/data/bench_bo.jsonl``
+* ``step_overhead``: the ``overhead`` record of ``data/bench_bo.jsonl``
   (``experiments/paper/bench_bo.py overhead``).
-* ``decision``: ``docs/data/bench_decision.json`` (``experiments/performance/bench_decision.py``):
+* ``decision``: ``data/bench_decision.json`` (``experiments/performance/bench_decision.py``):
   one ``ask()`` against n, the last run of each label.
-* ``fit_speed_seed_study``: ``docs/data/fit_speed_seed_study.json`` (``experiments/ablations/seed_study_fit_speed.py``):
+* ``fit_speed_seed_study``: ``data/fit_speed_seed_study.json`` (``experiments/ablations/seed_study_fit_speed.py``):
   which fit-speed piece changes MUMBO's results.
-* ``profile_decision``: the last run in ``docs/data/profile_decision.json``
+* ``profile_decision``: the last run in ``data/profile_decision.json``
   (``experiments/performance/profile_decision.py``): where one decision's time goes.
-* ``sweep_timing``: ``docs/data/sweep_timing/sweeps.json`` (``experiments/performance/time_sweep.py``): a
+* ``sweep_timing``: ``data/sweep_timing/sweeps.json`` (``experiments/performance/time_sweep.py``): a
   sweep's wall time.
-* ``compare_workers``: ``docs/data/compare_workers.json``
+* ``compare_workers``: ``data/compare_workers.json``
   (``experiments/performance/bench_compare_workers.py``).
-* ``fastcv MODEL``: ``docs/data/fastcv_MODEL.json`` (``experiments/paper/fastcv.py``).
-* ``async_study NAME``: ``docs/data/NAME`` (``experiments/studies/async_study.py``).
-* ``batch_study REL``: ``docs/data/ablations/batch_REL`` and ``s10_REL``
+* ``fastcv MODEL``: ``data/fastcv_MODEL.json`` (``experiments/paper/fastcv.py``).
+* ``async_study NAME``: ``data/NAME`` (``experiments/studies/async_study.py``).
+* ``batch_study REL``: ``data/ablations/batch_REL`` and ``s10_REL``
   (``experiments/ablations/ablation_mumbo.py --tag batch``).
-* ``batch_study_defaults REL``: ``docs/data/ablations/batchd_REL`` (``--tag batchd
+* ``batch_study_defaults REL``: ``data/ablations/batchd_REL`` (``--tag batchd
   --base-defaults``) and the default's row of ``s10b_REL``.
 
 ``tests/test_results.py`` checks that the committed files equal what this renders (no
@@ -194,7 +194,7 @@ def _load_note(rec) -> str:
 
 
 def render_overhead_mtbo(root, _arg=None):
-    data = _load(root, "docs/data/overhead_mumbo_vs_mtbo.json")
+    data = _load(root, "data/overhead_mumbo_vs_mtbo.json")
     rows = data["rows"]
     lines = [f"`{data['command'].strip()}` on {_machine(data)} (jax {data['jax']}{_load_note(data)}), "
              f"median of {data['repeats']} decisions after compilation:", "",
@@ -209,7 +209,7 @@ def render_overhead_mtbo(root, _arg=None):
 
 
 def render_speed(root, _arg=None):
-    d = _load(root, "docs/data/speed.json")
+    d = _load(root, "data/speed.json")
     per = d["mumbo_s"] / (d["candidates"] * d["fidelities"]) * 1e6
     lines = [f"`{d['command']}` on {_machine(d)} (jax {d['jax']}{_load_note(d)}), "
              f"median of {d['repeats']} calls after compilation:", "",
@@ -248,8 +248,8 @@ def _machine(d) -> str:
 
 
 def render_bo_studies(root, _arg=None):
-    recs = [r for r in _jsonl(root, "docs/data/bench_bo.jsonl") if r["study"] == "regret"]
-    gpu_h3 = [r for r in _jsonl(root, "docs/data/gpu/h3.jsonl") if r["study"] == "regret"][-1]
+    recs = [r for r in _jsonl(root, "data/bench_bo.jsonl") if r["study"] == "regret"]
+    gpu_h3 = [r for r in _jsonl(root, "data/gpu/h3.jsonl") if r["study"] == "regret"][-1]
     lines = ["| problem | command (`python experiments/paper/bench_bo.py regret ...`) | median final simple regret "
              "(quartiles) | evaluations per seed | wall time | device |", "|---|---|---|---|---|---|"]
 
@@ -268,12 +268,12 @@ def render_bo_studies(root, _arg=None):
     for prob, budget in CPU_STUDIES:
         mine = [r for r in recs if r["problem"] == prob and r["budget"] == budget and r["device"] == "cpu"]
         if not mine:
-            raise ValueError(f"docs/data/bench_bo.jsonl has no CPU record for {prob}, budget {budget:g}")
+            raise ValueError(f"data/bench_bo.jsonl has no CPU record for {prob}, budget {budget:g}")
         row(mine[-1])
     row(gpu_h3)
     # Hartmann-6 on the GPU: the run was stopped before its budget; its last saved curves
     # (bench_bo.py --partial) hold the state after n_evals - 1 evaluations
-    p = _load(root, "docs/data/gpu/h6_partial.json")
+    p = _load(root, "data/gpu/h6_partial.json")
     n = np.asarray(p["n_evals"])
     k = int(n.min()) - 1
     regret = np.asarray(p["regret"], float)[:, k]
@@ -288,7 +288,7 @@ def render_bo_studies(root, _arg=None):
 
 
 def render_step_overhead(root, _arg=None):
-    r = [r for r in _jsonl(root, "docs/data/bench_bo.jsonl") if r["study"] == "overhead"][-1]
+    r = [r for r in _jsonl(root, "data/bench_bo.jsonl") if r["study"] == "overhead"][-1]
     lo, hi = r["observations"]
     return (f"Overhead per BO step on Hartmann-3 while the data grow from {lo} to {hi} observations "
             f"(`python experiments/paper/bench_bo.py overhead`, ask/tell loop, {_device(r)}{_load_note(r)}): median "
@@ -300,7 +300,7 @@ def render_step_overhead(root, _arg=None):
 
 
 def render_fastcv(root, model):
-    d = _load(root, f"docs/data/fastcv_{model}.json")
+    d = _load(root, f"data/fastcv_{model}.json")
     loss = "error" if model == "svm" else "log-loss"
     mid, end = d["design_fits"] + d["fits"] // 2, d["design_fits"] + d["fits"]
     names = {"mumbo": "MUMBO (one fold per query)", "mt_ei": "FASTCV two-stage EI", "cv_ei": "EI on the full K-fold CV"}
@@ -315,13 +315,13 @@ def render_fastcv(root, model):
 
 def render_ablation(root, rel):
     """An issue-13 screen (``experiments/ablations/ablation_mumbo.py``, JSON under
-    docs/data/ablations/): per variant, median regret of the recommendation at cost
+    data/ablations/): per variant, median regret of the recommendation at cost
     25 / 50 / 100 / the budget, the worst rise of a run's recommended regret above its
     running minimum, the share of evaluations at the target, the coverage of the model's
     95 % interval at the recommendation (share of steps whose true value lies in it; "-"
     for runs recorded before it was) and the median overhead per step (s)."""
     compare = _compare_module()
-    res = _load(root, f"docs/data/ablations/{rel}")
+    res = _load(root, f"data/ablations/{rel}")
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < res["budget"]] + [float(res["budget"])]
     if "table_checkpoints" in res:  # a file may name its own columns (a long run)
         checkpoints = [float(c) for c in res["table_checkpoints"]]
@@ -376,7 +376,7 @@ def _paired_p(a, b):
 
 
 def render_decision(root, _arg=None):
-    runs = {r["label"]: r for r in _load(root, "docs/data/bench_decision.json")}  # the last run of each label
+    runs = {r["label"]: r for r in _load(root, "data/bench_decision.json")}  # the last run of each label
     ns = sorted({row["n"] for r in runs.values() for row in r["rows"]})
     lines = ["One decision (`AskTell.ask()`: a full refit, g*, the maximisation) on Hartmann-3 after n told "
              "points, after compilation, median of the runs' repeats; seconds (buffer rows):", "",
@@ -395,7 +395,7 @@ def render_decision(root, _arg=None):
 
 
 def render_profile_decision(root, _arg=None):
-    r = _load(root, "docs/data/profile_decision.json")[-1]
+    r = _load(root, "data/profile_decision.json")[-1]
     lines = [f"`{r['command']}` on {_machine(r)}, one core (jax {r['jax']}{_load_note(r)}), median of "
              f"{r['reps']} (the unit costs of more):", "",
              "| n (rows) | ask: fit + g* + max (s) | fit: objective evaluations per start | one evaluation, "
@@ -411,7 +411,7 @@ def render_profile_decision(root, _arg=None):
 
 
 def render_sweep_timing(root, _arg=None):
-    runs = _load(root, "docs/data/sweep_timing/sweeps.json")
+    runs = _load(root, "data/sweep_timing/sweeps.json")
     lines = ["| run | command | wall time | load average (start, end) | seed groups (wall time) | seeds | "
              "evaluations per seed (mean) | median final regret | stage seconds per seed, compilation included "
              "(median) | largest step |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -436,7 +436,7 @@ SEED_STUDY_VARIANTS = {"tinygp": "tinygp objective (main before issue 10)", "den
 
 
 def render_fit_speed_seed_study(root, _arg=None):
-    data = _load(root, "docs/data/fit_speed_seed_study.json")
+    data = _load(root, "data/fit_speed_seed_study.json")
     lines = ["MUMBO (tests/bo_helpers.FAST settings, compiled driver): Forrester budget 60, at most 25 "
              "evaluations, seeds 0-11; Hartmann-3 budget 300, at most 40 evaluations, seeds 0-4; hartmann3_long: "
              "budget 2000, at most 80 evaluations, seeds 0-4 "
@@ -463,7 +463,7 @@ def render_fit_speed_seed_study(root, _arg=None):
 
 def render_compare_workers(root, _arg=None):
     lines = []
-    for d in _load(root, "docs/data/compare_workers.json"):
+    for d in _load(root, "data/compare_workers.json"):
         r1, r2 = d["runs"]["1"], d["runs"]["2"]
         lines.append(f"* `{d['command'].strip()}` (`{d['config']}`, strategies {d['strategies']}, {d['seeds']} seeds, "
                      f"budget {d['budget']:g}, at most {d['max_evals']} evaluations) on the {d['cpu_count']}-core CPU: "
@@ -510,9 +510,9 @@ def render_batch_study_defaults(root, rel):
 
 def _batch_study(root, rel, tag, seq_tag, seq_variant):
     compare = _compare_module()
-    res = _load(root, f"docs/data/ablations/{tag}_{rel}")
+    res = _load(root, f"data/ablations/{tag}_{rel}")
     seq_key = "MUMBO, sequential (q = 1)"
-    recs = {seq_key: (_load(root, f"docs/data/ablations/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
+    recs = {seq_key: (_load(root, f"data/ablations/{seq_tag}_{rel}")["variants"][seq_variant], 1)}
     recs.update({BATCH_LABELS[v]: (res["variants"][v], 4) for v in BATCH_LABELS if v in res["variants"]})
     budget = float(res["budget"])
     checkpoints = [c for c in (25.0, 50.0, 100.0) if c < budget] + [budget]
@@ -555,14 +555,14 @@ def _batch_study(root, rel, tag, seq_tag, seq_variant):
 
 def render_async_study(root, name=None):
     """The simulated-cost study of asynchronous MUMBO (``experiments/studies/async_study.py``;
-    ``name``: the file under docs/data, default async_study.json): medians over seeds; a
+    ``name``: the file under data, default async_study.json): medians over seeds; a
     time to a regret is the median over the seeds that reached it (how many did is
     shown) and the speed-up the median over seeds of (1 worker's time) / (this one's)
     where both reached it; "first recommendation" is when as many results as the
     initial design has points had arrived (design or BO points alike); regret at the budget is that of the last
     recommendation whose cost spent is within the common budget, with the seeds where
     it is below one worker's."""
-    d = _load(root, f"docs/data/{name or 'async_study.json'}")
+    d = _load(root, f"data/{name or 'async_study.json'}")
     m = d["machine"]
     times = [f"{t:g}" for t in d["fixed_times_s"]]
     load = "" if "loadavg_start" not in m else (f", load average {m['loadavg_start'][0]:.1f} at the start and "
@@ -617,8 +617,8 @@ def render_async_study(root, name=None):
 def render_gpu_fit_speed(root, rel=None):
     """The fit-speed accelerator checks (``bash experiments/performance/gpu_fit_speed.sh`` and
     ``bench_acquisition.py --fit-batching both --fit-max-iter 200,50`` on a lent GPU;
-    ``rel``: the folder under docs/data/gpu)."""
-    base = f"docs/data/gpu/{rel or 'h100_fit_speed'}"
+    ``rel``: the folder under data/gpu)."""
+    base = f"data/gpu/{rel or 'h100_fit_speed'}"
     speed = _load(root, f"{base}/speed_gpu2.json")
     fits = speed["fit_8_restarts_s_by_batching"]
     sweeps = [json.loads(line) for line in (root / base / "bench_bo_gpu.jsonl").read_text().splitlines() if line.strip()]
@@ -651,8 +651,8 @@ def render_gpu_fit_speed(root, rel=None):
 
 def render_gpu_large_n(root, rel=None):
     """One decision at large n on a lent GPU (``bash experiments/performance/gpu_large_n.sh``;
-    ``rel``: the file under docs/data/gpu)."""
-    runs = _load(root, f"docs/data/gpu/{rel or 'decision_large_n_h200.json'}")
+    ``rel``: the file under data/gpu)."""
+    runs = _load(root, f"data/gpu/{rel or 'decision_large_n_h200.json'}")
     lines = ["| n | buffer rows | start of the fit | decision | fit | g* | maximisation | first call (compiles) |",
              "|---|---|---|---|---|---|---|---|"]
     for run in runs:
@@ -665,7 +665,7 @@ def render_gpu_large_n(root, rel=None):
 
 def render_icm_fit(root, rel=None):
     """The two ICM Grams in the same fit (``python experiments/performance/bench_icm_fit.py``)."""
-    data = _load(root, rel or "docs/data/bench_icm_fit.json")
+    data = _load(root, rel or "data/bench_icm_fit.json")
     names = {"dense": "dense (`ICMModel.gram`)", "tinygp": "tinygp (`kernels.ICM`)"}
     lines = ["| n | Gram | trace + lower | XLA compile | fit | best objective |", "|---|---|---|---|---|---|"]
     for r in data["results"]:
@@ -682,7 +682,7 @@ def _compile_split_rows(root, first_column, files):
     lines = [f"| {first_column} | n | first ask (compiles) | trace + lower | XLA compile | of which the "
              "maximisation | of which the fit | warm ask |", "|---|---|---|---|---|---|---|---|"]
     for name, label in files:
-        data = _load(root, f"docs/data/compile/{name}")
+        data = _load(root, f"data/compile/{name}")
         for r in data["rows"]:
             programs = dict(r["programs"])
             lines.append(f"| {label} | {r['n']} | {r['cold_s']:.1f} s | {r['trace'] + r['lower']:.1f} s | "
@@ -709,7 +709,7 @@ def render_compile_polish(root, rel=None):
                         ("cold_run_split_hartmann3_differences.json", "each point once, forward differences"),
                         ("cold_run_split_hartmann3_base_block_128.json",
                          "each point once, autodiff, direct forms to 128 rows (the default)")):
-        r = _load(root, f"docs/data/compile/{name}")
+        r = _load(root, f"data/compile/{name}")
         lines.append(f"| `mumbo-jax run {r['config']} --seeds {r['seeds']}` | {label} | {r['wall_s']:.1f} s | "
                      f"{r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s ({100 * r['lost_share']:.0f} %) | "
                      f"{r['compile_s']:.1f} s | {r['programs_compiled']} | "
@@ -729,13 +729,13 @@ def render_compile_lbfgs(root, rel=None):
               "| programs compiled | BO evaluations |", "|---|---|---|---|---|---|---|---|"]
     for name, label in (("cold_run_split_hartmann3_base_block_128.json", "optax's L-BFGS"),
                         ("cold_run_split_hartmann3_lbfgs_once.json", "the objective compiled once (the default)")):
-        r = _load(root, f"docs/data/compile/{name}")
+        r = _load(root, f"data/compile/{name}")
         fit_xla = r.get("xla_by_program", {}).get("jit(_fit)", [0, 0.0])[1]
         lines.append(f"| `mumbo-jax run {r['config']} --seeds {r['seeds']}` | {label} | {r['wall_s']:.1f} s | "
                      f"{r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s ({100 * r['lost_share']:.0f} %) | "
                      f"{fit_xla:.1f} s | {r['programs_compiled']} | "
                      f"{', '.join(str(v) for v in r['bo_evaluations'])} |")
-    d = _load(root, "docs/data/compile/fit_line_search.json")
+    d = _load(root, "data/compile/fit_line_search.json")
     lines += ["", "| n | buffer rows | the fit's XLA compile, optax's L-BFGS | objective compiled once |",
               "|---|---|---|---|"]
     for r in d["compile"]:
@@ -752,7 +752,7 @@ def render_base_block(root, rel=None):
     """The blocked algebra with direct forms up to 64 rows and up to 128
     (``taskset -c 1 python experiments/performance/bench_linalg.py --ns 320,1024,3072`` with
     ``linalg.BASE_BLOCK`` at each value)."""
-    runs = {b: {r["rows"]: r for r in _load(root, f"docs/data/compile/bench_linalg_base_block_{b}.json")["rows"]}
+    runs = {b: {r["rows"]: r for r in _load(root, f"data/compile/bench_linalg_base_block_{b}.json")["rows"]}
             for b in (64, 128)}
     lines = ["| rows | objective + gradient, to 64 rows | to 128 rows | L^-1 K (512 points), to 64 rows | to 128 rows |",
              "|---|---|---|---|---|"]
@@ -784,13 +784,13 @@ def render_compile(root, rel=None):
                           ("compile/cold_run_split_hartmann3_before_draws.json", "before the draws, on a slower machine"),
                           ("compile/cold_run_split_hartmann3_draws.json",
                            "Philox draws, used restarts, two fit traces (the slower machine)")):
-        cold = _load(root, f"docs/data/{name}")
+        cold = _load(root, f"data/{name}")
         lines.append(f"| `mumbo-jax run {cold['config']} --seeds {cold['seeds']}` | {options} | "
                      f"{growth[cold.get('growth', 'steps')]} | "
                      f"{cold['wall_s']:.0f} s | {cold['compile_s']:.0f} s | {100 * cold['compile_share']:.0f} % | "
                      f"{cold['programs_compiled']} | {', '.join(str(v) for v in cold['bo_evaluations'])} |")
-    before = _load(root, "docs/data/compile/cold_run_split_hartmann3_before_draws.json").get("xla_by_program", {})
-    after = _load(root, "docs/data/compile/cold_run_split_hartmann3_draws.json").get("xla_by_program", {})
+    before = _load(root, "data/compile/cold_run_split_hartmann3_before_draws.json").get("xla_by_program", {})
+    after = _load(root, "data/compile/cold_run_split_hartmann3_draws.json").get("xla_by_program", {})
     lines += ["", "| program (the slower machine's cold runs) | compiled, before / after | XLA seconds, before the draws | "
               "XLA seconds, Philox draws |", "|---|---|---|---|"]
     for name, (count, secs) in before.items():
@@ -801,8 +801,8 @@ def render_compile(root, rel=None):
 
 def render_draws(root, rel=None):
     """What one random draw costs XLA's compiler, jax.random against mumbo_jax.draws
-    (``python experiments/performance/bench_draws.py --out docs/data/compile/draws.json``)."""
-    data = _load(root, "docs/data/compile/draws.json")
+    (``python experiments/performance/bench_draws.py --out data/compile/draws.json``)."""
+    data = _load(root, "data/compile/draws.json")
     lines = ["| program | compile | one call |", "|---|---|---|"]
     lines += [f"| {r['program']} | {r['compile_s']:.2f} s | {1e3 * r['run_s']:.2f} ms |" for r in data["rows"]]
     return "\n".join(lines) + "\n"
@@ -811,9 +811,9 @@ def render_draws(root, rel=None):
 def render_prefetch(root, rel=None):
     """Compiling the next buffer size in the background, off against on: an ask/tell run
     with a waiting black box (``python experiments/performance/bench_prefetch.py --out
-    docs/data/compile/prefetch.json``, then ``prefetch_repeat.json``) and a first ``mumbo-jax run hartmann3 --seeds 1``
+    data/compile/prefetch.json``, then ``prefetch_repeat.json``) and a first ``mumbo-jax run hartmann3 --seeds 1``
     (``python experiments/performance/cold_run_split.py --prefetch off|on --rerun``)."""
-    runs = [_load(root, f"docs/data/compile/{name}.json") for name in ("prefetch", "prefetch_repeat")]
+    runs = [_load(root, f"data/compile/{name}.json") for name in ("prefetch", "prefetch_repeat")]
     data = runs[0]
     lines = [f"Ask/tell on {data['problem']}, {data['evals']} BO evaluations, the black box waiting "
              f"{data['sleep_s']:g} s after its formula, an empty cache, {data['cpu_count']} cores, two runs of the "
@@ -831,7 +831,7 @@ def render_prefetch(root, rel=None):
               "| background compile | wall | again, compiled | lost to compiling | compiling on the run's thread | "
               "compiling in the background | the same decisions |", "|---|---|---|---|---|---|---|"]
     for setting in ("off", "on"):
-        r = _load(root, f"docs/data/compile/cold_run_split_hartmann3_prefetch_{setting}.json")
+        r = _load(root, f"data/compile/cold_run_split_hartmann3_prefetch_{setting}.json")
         lines.append(f"| {setting} | {r['wall_s']:.1f} s | {r['warm_wall_s']:.1f} s | {r['lost_to_compiling_s']:.1f} s "
                      f"({100 * r['lost_share']:.0f} %) | {r['compile_s']:.1f} s | {r['background_compile_s']:.1f} s | "
                      f"{'yes' if r['same_decisions'] else 'no'} |")
@@ -843,8 +843,8 @@ def render_large_n(root, rel):
     (``experiments/performance/bench_decision.py --start previous`` or ``converged``; a row
     is warm-only where n >= ``fit.warm_from``; "code": the run's ``--code``, else "earlier"
     for runs before the large-n algebra, which record only the settings they changed, and
-    "current" for the runs after it; ``rel``: the file under docs/data)."""
-    runs = _load(root, f"docs/data/{rel}")
+    "current" for the runs after it; ``rel``: the file under data)."""
+    runs = _load(root, f"data/{rel}")
     lines = ["| device | code | refit | n | buffer rows | decision | fit | g* | maximisation | first call (compiles) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
@@ -868,9 +868,9 @@ def render_large_n(root, rel):
 
 def render_botorch_mfmes(root, rel):
     """One decision of mumbo-jax beside BoTorch's MF-MES
-    (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the folder under docs/data
+    (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the folder under data
     holding ``botorch_mfmes_tutorial.json`` and ``botorch_mfmes_matched.json``)."""
-    runs = {e: _load(root, f"docs/data/{rel}/botorch_mfmes_{e}.json") for e in ("tutorial", "matched")}
+    runs = {e: _load(root, f"data/{rel}/botorch_mfmes_{e}.json") for e in ("tutorial", "matched")}
     lines = ["| n | buffer rows | mumbo-jax MUMBO | BoTorch MF-MES, tutorial effort | ratio | "
              "BoTorch MF-MES, matched effort | ratio |", "|---|---|---|---|---|---|---|"]
     matched = {r["n"]: r for r in runs["matched"]["rows"]}
@@ -884,8 +884,8 @@ def render_botorch_mfmes(root, rel):
 def render_bench_linalg(root, rel):
     """The fit's objective and L^-1 K at large n before and after the large-n algebra
     (``experiments/performance/bench_linalg.py`` at two commits; ``rel``: the folder under
-    docs/data holding ``bench_linalg_before.json`` and ``bench_linalg_after.json``)."""
-    before, after = (_load(root, f"docs/data/{rel}/bench_linalg_{w}.json") for w in ("before", "after"))
+    data holding ``bench_linalg_before.json`` and ``bench_linalg_after.json``)."""
+    before, after = (_load(root, f"data/{rel}/bench_linalg_{w}.json") for w in ("before", "after"))
     old = {r["rows"]: r for r in before["rows"]}
     lines = ["| rows | objective + gradient, before | after | before / after | L^-1 K (512 points), plain product | "
              "tri_matmul | plain / tri_matmul |", "|---|---|---|---|---|---|---|"]
@@ -913,7 +913,7 @@ STUDY_LABELS["lbfgs_once"] = STUDY_LABELS["lbfgs_once_unreliable"] = {
 
 def render_paired_seed_study(root, study):
     """A paired seed study (``python experiments/ablations/seed_study_paired.py STUDY``)."""
-    d = _load(root, f"docs/data/{study}/seed_study.json")
+    d = _load(root, f"data/{study}/seed_study.json")
     ref, var = d["reference"], d["variant"]
     label = {"default": "XLA's defaults", "fast": "the library's options", "cold": "full refits",
              "warm": "warm-only refits", "before": "the earlier algebra", "after": "the large-n algebra"}
@@ -938,9 +938,9 @@ def render_paired_seed_study(root, study):
 
 def render_long_run(root, rel):
     """Amortised seconds per step inside a run against n, every run of
-    ``experiments/performance/bench_long_run.py`` with its note (``rel``: the file under docs/data)."""
+    ``experiments/performance/bench_long_run.py`` with its note (``rel``: the file under data)."""
     lines = []
-    for run in _load(root, f"docs/data/{rel}"):
+    for run in _load(root, f"data/{rel}"):
         note = f"; {run['note']}" if run.get("note") else ""
         lines += ([""] if lines else []) + [
             f"`{run['command']}` (jax {run['jax']}, load average {run['loadavg'][0]:.1f}{note}):", "",
@@ -965,7 +965,7 @@ def _long_run_rows(run):
 def render_size_classes(root, rel):
     """Sizes met and padding of the buffer size classes against the earlier 32-row steps
     (``experiments/performance/bench_size_classes.py``)."""
-    data = _load(root, f"docs/data/{rel}")
+    data = _load(root, f"data/{rel}")
     lines = [f"`{data['command']}`:", "", "| buffers | run | sizes compiled | B^2 / n^2 over the run | "
              "B^3 / n^3 over the run | largest B / n (n >= 96) |", "|---|---|---|---|---|---|"]
     for r in data["rows"]:
@@ -977,11 +977,11 @@ def render_size_classes(root, rel):
 
 def render_inducing(root, rel):
     """The inducing-point stand-in against exact decisions, every run of
-    ``experiments/performance/bench_inducing.py`` (``rel``: the file under docs/data)."""
+    ``experiments/performance/bench_inducing.py`` (``rel``: the file under data)."""
     lines = ["| n | m | exact decision | stand-in (build + decision) | speed-up | exact score of the stand-in's "
              "choice / of the exact choice (median, min) | the exact rule under another key | same fidelity | "
              "largest mean error (exact sd) | sd / exact sd (median) |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for run in _load(root, f"docs/data/{rel}"):
+    for run in _load(root, f"data/{rel}"):
         for r in run["rows"]:
             lines.append(f"| {r['n']} | {r['m']} | {r['exact_decision_s']:.2f} s | "
                          f"{r['stand_in_build_s'] + r['stand_in_decision_s']:.2f} s | {r['speedup']:.1f}x | "
@@ -997,8 +997,8 @@ def _cpu_wall(cpu, wall, fmt=".3g"):
 
 def render_botorch_fresh(root, rel):
     """One decision of mumbo-jax beside BoTorch's MF-MES in CPU and wall seconds
-    (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the file under docs/data)."""
-    run = _load(root, f"docs/data/{rel}")
+    (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the file under data)."""
+    run = _load(root, f"data/{rel}")
     lines = ["| n | buffer rows | mumbo-jax MUMBO, CPU s (wall) | BoTorch qMF-MES, CPU s (wall) | ratio, CPU (wall) | "
              "target 100x |", "|---|---|---|---|---|---|"]
     for r in run["rows"]:
@@ -1011,8 +1011,8 @@ def render_botorch_fresh(root, rel):
 
 def render_botorch_in_run(root, rel):
     """A step inside a run on both sides, mumbo-jax amortised over its refit schedule
-    (``bench_botorch_mfmes.py --in-run``; ``rel``: the file under docs/data)."""
-    run = _load(root, f"docs/data/{rel}")
+    (``bench_botorch_mfmes.py --in-run``; ``rel``: the file under data)."""
+    run = _load(root, f"data/{rel}")
     lines = ["| n | mumbo-jax: the step at n | its CPU s (wall) | mumbo-jax amortised, CPU s (wall) | BoTorch step, "
              "CPU s (wall) | BoTorch's warm fit, wall s (its cold fit on n - 1) | ratio, amortised, CPU (wall) | "
              "target 100x |", "|---|---|---|---|---|---|---|---|"]
@@ -1081,7 +1081,7 @@ def current_paths(text: str) -> str:
         where = MOVED[m.group(1)]
         return "experiments/" + (where if "/" in where else f"{where}/{m.group(1)}")
 
-    text = text.replace("experiments/results13", "docs/data/ablations")
+    text = text.replace("experiments/results13", "data/ablations").replace("docs/data/", "data/")
     for old, new in LABELS.items():
         text = text.replace(old, new)
     return _MOVED_RE.sub(sub, text)

@@ -173,7 +173,7 @@ def test_value_parser():
 def test_readme_quick_start_figures_come_from_the_committed_run():
     import json
 
-    res = json.loads((ROOT / "docs" / "data" / "quickstart" / "results.json").read_text())
+    res = json.loads((ROOT / "data" / "quickstart" / "results.json").read_text())
     s = res["summary"]
     text = " ".join(README.read_text().split())
     q1, q3 = s["quartiles_final_regret"]

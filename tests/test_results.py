@@ -155,15 +155,15 @@ def test_a_comparison_without_pairs_is_not_compared_and_not_in_the_family():
 def test_unknown_markers_and_missing_data_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown renderer 'nope'"):
         rr.render_text("<!-- render: nope -->\n<!-- /render -->", ROOT)
-    with pytest.raises(ValueError, match="docs/data/speed.json not found"):
+    with pytest.raises(ValueError, match="data/speed.json not found"):
         rr.render_text("<!-- render: speed -->\nold\n<!-- /render -->", tmp_path)
 
 
 def test_check_mode_reports_a_stale_table(tmp_path):
     for rel in rr.DOCS:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "docs" / "data").mkdir()
-    (tmp_path / "docs" / "data" / "speed.json").write_text((ROOT / "docs" / "data" / "speed.json").read_text())
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "speed.json").write_text((ROOT / "data" / "speed.json").read_text())
     (tmp_path / "README.md").write_text("## Speed\n<!-- render: speed -->\nan old table\n<!-- /render -->\n")
     (tmp_path / "docs" / "RESULTS.md").write_text("nothing generated\n")
     assert rr.stale(tmp_path) == ["README.md"]

@@ -40,7 +40,7 @@ PAGES = [
                          ids=[p[-1] for p in PAGES])
 def test_summaries_and_reports_are_rendered_from_the_committed_data(data, ref, baselines, only, relabel, seeds,
                                                                     page, marker, md):
-    path = ROOT / "docs" / "data" / data
+    path = ROOT / "data" / data
     if not any(path.glob("*__*.json")):
         pytest.skip("no study data committed")
     detail, summary, _, _ = rr.analyse(rr.load(path, only, relabel, seeds), ref, baselines)

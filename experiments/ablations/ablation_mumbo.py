@@ -64,7 +64,7 @@ library at the git tag ``ablation-levers`` (``git checkout ablation-levers``); h
 raise.
 
 Baselines (``mt_ei``, ``mf_gp_ucb``, ``ei``, ...) run with the same model and fit settings
-as ``base``. Output: one JSON per problem under docs/data/ablations/ with per-seed
+as ``base``. Output: one JSON per problem under data/ablations/ with per-seed
 curves, the fidelity of every evaluation, and per-step overheads; a summary is printed
 (median regret at cost checkpoints, fraction of evaluations at the target, overhead).
 """
@@ -102,7 +102,7 @@ from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
 from mumbo_jax.bo.timing import StepClock  # noqa: E402
 from mumbo_jax.run import compare  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "ablations"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "data" / "ablations"
 
 # lever -> (settings overrides, model kind or None, spec overrides)
 LEVERS = {

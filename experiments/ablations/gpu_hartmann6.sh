@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 13's Hartmann-6 at cost 600 (5 seeds) on a lent GPU: today's default MUMBO, MUMBO
 # as the paper runs it, MT-EI and MF-GP-UCB, one process each at once on the one GPU
-# (the compiled loop vmaps the seeds there). Results: docs/data/ablations/gpu6*_hartmann6_b600_s0-4.json, copied to $OUT.
+# (the compiled loop vmaps the seeds there). Results: data/ablations/gpu6*_hartmann6_b600_s0-4.json, copied to $OUT.
 . "$(dirname "$0")/../gpu_env.sh" || exit 1
 A="experiments/ablations/ablation_mumbo.py --problems hartmann6 --seeds 5 --budget 600 --max-evals 400 --checkpoints 25,50,100,200"
 T=${H6_TIMEOUT:-440}
@@ -13,11 +13,11 @@ wait
 # one file for experiments/render_results.py (docs/RESULTS.md: <!-- render: ablation gpu6_... -->)
 python3 - <<'PY'
 import json, pathlib
-root = pathlib.Path("docs/data/ablations")
+root = pathlib.Path("data/ablations")
 parts = [json.loads((root / f"gpu6{t}_hartmann6_b600_s0-4.json").read_text()) for t in "bacd"  # base MUMBO first: the tables test every variant against it
          if (root / f"gpu6{t}_hartmann6_b600_s0-4.json").is_file()]
 merged = dict(parts[0], variants={v: r for p in parts for v, r in p["variants"].items()})
 (root / "gpu6_hartmann6_b600_s0-4.json").write_text(json.dumps(merged))
 PY
-cp docs/data/ablations/gpu6_hartmann6_b600_s0-4.json "$OUT/" 2>/dev/null
+cp data/ablations/gpu6_hartmann6_b600_s0-4.json "$OUT/" 2>/dev/null
 tail -n 3 "$OUT"/gpu6*.log

@@ -8,7 +8,7 @@
 T=${H6_TIMEOUT:-470}
 A="experiments/ablations/ablation_mumbo.py --problems hartmann6 --seeds 5 --partial"
 K="--budget 6000 --max-evals 700 --checkpoints 25,50,100,200,600,1000,2000,4000"
-L=docs/data/gpu/h6_6000; mkdir -p $L
+L=data/gpu/h6_6000; mkdir -p $L
 timeout $T python3 $A $K --levers faces+local+inc_global+cal --tag gpu6k > $L/gpu6k.log 2>&1 &
 timeout $T python3 $A $K --levers "" --baselines mt_ei --tag gpu6km > $L/gpu6km.log 2>&1 &
 timeout $T python3 $A $K --levers "" --baselines mf_gp_ucb --tag gpu6ku > $L/gpu6ku.log 2>&1 &
@@ -16,5 +16,5 @@ timeout $T python3 $A --budget 600 --max-evals 250 --checkpoints 25,50,100,200 \
   --levers faces+local+inc_global+cal+nuts4 --tag gpu6n > $L/gpu6n.log 2>&1 &
 wait
 nvidia-smi --query-gpu=name,memory.used --format=csv
-tar czf "$OUT/h6_6000.tar.gz" $L docs/data/ablations/gpu6k* docs/data/ablations/gpu6n*
+tar czf "$OUT/h6_6000.tar.gz" $L data/ablations/gpu6k* data/ablations/gpu6n*
 tail -n 2 $L/*.log

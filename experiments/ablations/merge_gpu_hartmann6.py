@@ -11,7 +11,7 @@ files that docs/RESULTS.md renders:
     python experiments/ablations/merge_gpu_hartmann6.py
 
 and plots regret against cost at 6000 (each seed thin, the median thick) to
-``docs/data/gpu/h6_6000/regret_vs_cost.png``.
+``docs/figures/hartmann6_regret_vs_cost.png``.
 """
 
 import json
@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "ablations"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "data" / "ablations"
 DEFAULT = "mumbo+faces+local+inc_global+cal"
 
 
@@ -71,7 +71,7 @@ def plot(merged):
            ylabel="simple regret of the recommendation",
            title="Hartmann-6, 4 fidelities, 5 seeds, one H100 (session 9)")
     ax.legend(fontsize=8)
-    out = ROOT.parents[2] / "docs" / "data" / "gpu" / "h6_6000" / "regret_vs_cost.png"
+    out = ROOT.parents[1] / "docs" / "figures" / "hartmann6_regret_vs_cost.png"
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     print(out)

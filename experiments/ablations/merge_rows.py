@@ -1,4 +1,4 @@
-"""Build one ablation results file (docs/data/ablations/) from rows of others, so a
+"""Build one ablation results file (data/ablations/) from rows of others, so a
 table compares runs made at different times on the same seeds (the first row is the
 reference of the table's paired tests).
 
@@ -17,7 +17,7 @@ import argparse
 import json
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "ablations"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "data" / "ablations"
 
 
 def merge(out: str, rows: list[str]) -> dict:
@@ -40,7 +40,7 @@ def merge(out: str, rows: list[str]) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="file name under docs/data/ablations/")
+    ap.add_argument("--out", required=True, help="file name under data/ablations/")
     ap.add_argument("rows", nargs="+", help="FILE:VARIANT or FILE:VARIANT=NEW NAME")
     args = ap.parse_args(argv)
     merged = merge(args.out, args.rows)

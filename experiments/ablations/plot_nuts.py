@@ -1,12 +1,13 @@
-"""Plot issue 13's NUTS lever against the default on the six same-code problems.
+"""Plot the NUTS lever (``mcmc.samples``) against the default on the six same-code problems.
 
     python experiments/ablations/plot_nuts.py
 
-Reads ``docs/data/ablations/s9gm_*.json`` (rows ``mumbo+faces+local+inc_global+cal``, the
-default, and its ``+nuts4`` / ``+nuts`` variants on today's code, each sample's g* on its
-share of one grid; ``experiments/ablations/merge_rows.py`` built them, docs/RESULTS.md says how) and draws, per problem, the coverage of
-the 95 % interval at the recommendation and the median regret at the budget, to
-``docs/data/nuts/nuts_vs_default.png``.
+Reads ``data/ablations/s10b_*.json`` (rows ``mumbo+faces+local+inc_global+cal``, the
+default, and its ``+nuts4`` / ``+nuts`` variants, each sample's g* on its share of one
+grid; ``+nuts`` on Currin and Hartmann-3 only) and draws, per problem, the coverage of the
+95 % interval at the recommendation and the median regret at the budget, to
+``data/nuts/nuts_vs_default.png`` (no page shows it: the levers table of RESULTS.md
+gives the numbers).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def budget(name: str) -> float:
 
 
 def main():
-    data = {f: json.loads((ROOT / "docs" / "data" / "ablations" / f"s9gm_{f}_s0-9.json").read_text())["variants"]
+    data = {f: json.loads((ROOT / "data" / "ablations" / f"s10b_{f}_s0-9.json").read_text())["variants"]
             for f in FILES}
     fig, (ax_c, ax_r) = plt.subplots(1, 2, figsize=(11, 4))
     width = 0.8 / len(ROWS)
@@ -57,7 +58,7 @@ def main():
     ax_r.set_title("regret at the budget (the tables' last cost column)")
     ax_c.legend(fontsize=8)
     fig.tight_layout()
-    out = ROOT / "docs" / "data" / "nuts" / "nuts_vs_default.png"
+    out = ROOT / "data" / "nuts" / "nuts_vs_default.png"
     fig.savefig(out, dpi=120)
     print(f"wrote {out}")
 

@@ -24,7 +24,7 @@ budget 60, at most 25 evaluations, seeds 0-11 (tests/test_bo_study.py's setup);
 Hartmann-3, budget 300, at most 40 evaluations, seeds 0-4; ``hartmann3_long``: budget
 2000, at most 80 evaluations, seeds 0-4 (up to 98 rows: 96 or 128 with 32-row buffers,
 128 with power-of-two ones; for ``pow2`` against ``dense``). Writes each variant's final
-regrets and decisions to ``docs/data/fit_speed_seed_study.json`` (merged by variant) and prints
+regrets and decisions to ``data/fit_speed_seed_study.json`` (merged by variant) and prints
 the summary with the largest |dx| against ``dense``.
 """
 
@@ -53,7 +53,7 @@ from mumbo_jax.bo import stages  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 from tests.bo_helpers import FAST, with_  # noqa: E402
 
-OUT = ROOT / "docs" / "data" / "fit_speed_seed_study.json"
+OUT = ROOT / "data" / "fit_speed_seed_study.json"
 VARIANTS = {"tinygp": {}, "dense": {}, "ftol": {"fit_ftol": 1e-9}, "warm": {"full_refit_every": 10},
             "ftol_warm": {"fit_ftol": 1e-9, "full_refit_every": 10}, "pow2": {}, "linalg10c": {}}
 STUDIES = {"forrester": dict(budget=60.0, max_evals=25, seeds=list(range(12))),

@@ -64,8 +64,8 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   ``lbfgs_once_unreliable``: the same on the unreliable suite.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
-``docs/data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
-the comparison, per problem, to ``docs/data/<study>/seed_study.json``: the final regret of
+``data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
+the comparison, per problem, to ``data/<study>/seed_study.json``: the final regret of
 each seed under both, the two-sided Wilcoxon signed-rank p of the paired log-regrets
 (floored at 1e-12), and for how many BO evaluations each seed's two runs stay together.
 Changes that compile or fit differently part the runs at some step (rounding is amplified
@@ -156,7 +156,7 @@ def run(study: str, variant: str, seeds: int, jobs: int) -> None:
                     "--problems", ",".join(spec["problems"]), "--strategies", "robust", "--seeds", str(seeds),
                     "--max-evals", str(spec["max_evals"]), "--jobs", str(jobs),
                     *(["--budget", str(spec["budget"])] if "budget" in spec else []),
-                    "--out", str(ROOT / "docs" / "data" / study / variant), *flags],
+                    "--out", str(ROOT / "data" / study / variant), *flags],
                    env=dict(os.environ, **env, **({"PYTHONPATH": str(code)} if commit else {})), check=True)
 
 
@@ -179,7 +179,7 @@ def compare(study: str, seeds: int) -> dict:
     out = {"command": f"python experiments/ablations/seed_study_paired.py {study} --seeds {seeds}",
            "max_evals": spec["max_evals"], "reference": ref, "variant": var, "problems": {}}
     for p in spec["problems"]:
-        runs = {v: json.loads((ROOT / "docs" / "data" / study / v / f"{p}__robust.json").read_text())
+        runs = {v: json.loads((ROOT / "data" / study / v / f"{p}__robust.json").read_text())
                 for v in (ref, var)}
         by_seed = {v: {r["seed"]: r for r in runs[v]["seeds"]} for v in runs}
         common = sorted(set(by_seed[ref]) & set(by_seed[var]))[:seeds]
@@ -216,7 +216,7 @@ def main(argv=None):
         for v in variants:
             run(args.study, v, args.seeds, args.jobs)
     result = compare(args.study, args.seeds)
-    (ROOT / "docs" / "data" / args.study / "seed_study.json").write_text(json.dumps(result, indent=1) + "\n")
+    (ROOT / "data" / args.study / "seed_study.json").write_text(json.dumps(result, indent=1) + "\n")
     ref, var = variants
     for p, r in result["problems"].items():
         print(f"{p}: median final regret {r['median'][ref]:.3g} ({ref}) vs {r['median'][var]:.3g} ({var}); "

@@ -8,7 +8,7 @@ and prints the median / quartiles of the final simple regret, the wall time, and
 median overhead per step (fit / g* / maximisation, from the step clock).
 ``overhead`` drives the ask/tell loop on Hartmann-3 and prints the median time per
 step (fit + g* + maximisation) while the data grow from 20 to 60 observations.
-Results are appended as JSON lines to ``docs/data/bench_bo.jsonl`` (committed: the README's
+Results are appended as JSON lines to ``data/bench_bo.jsonl`` (committed: the README's
 "BO studies" rows are rendered from it by ``experiments/render_results.py``).
 """
 
@@ -48,7 +48,7 @@ from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.bo.timing import StepClock
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "bench_bo.jsonl"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "data" / "bench_bo.jsonl"
 
 
 def _record(row, out=None):
@@ -136,7 +136,7 @@ def main():
     r.add_argument("--min-buffer", type=int, default=MIN_BUFFER, help="rows of the first buffer")
     r.add_argument("--print-every", type=int, default=1, help="print seed 0's every k-th step")
     r.add_argument("--partial", default=None, help="JSON file rewritten after each buffer size")
-    r.add_argument("--jsonl", default=None, help="results file (default docs/data/bench_bo.jsonl)")
+    r.add_argument("--jsonl", default=None, help="results file (default data/bench_bo.jsonl)")
     o = sub.add_parser("overhead")
     o.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

@@ -20,7 +20,7 @@ an untimed warm-up first (it is a one-off per process: ~1 min on the shared mach
     python experiments/paper/fabolas_svm.py                         # 3 seeds x 40 s (~9 min)
     python experiments/paper/fabolas_svm.py --seeds 5 --budget 300  # the longer study (~80 min)
 
-Writes ``docs/data/fabolas_svm.json`` and ``docs/fabolas_svm.png`` and prints
+Writes ``data/fabolas_svm.json`` and ``docs/fabolas_svm.png`` and prints
 a table (mean test error at a quarter, half and all of the budget, evaluations, mean
 data fraction, overhead share).
 """
@@ -234,7 +234,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--budget", type=float, default=40.0, help="wall-clock seconds per run")
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "fabolas_svm.json"))
+    ap.add_argument("--out", default=str(ROOT / "data" / "fabolas_svm.json"))
     ap.add_argument("--figure", default=str(ROOT / "docs" / "fabolas_svm.png"))
     ap.add_argument("--replot", action="store_true", help="redo the table and figure from --out's runs")
     args = ap.parse_args(argv)

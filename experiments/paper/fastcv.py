@@ -23,7 +23,7 @@ All three start from the same 2 d random settings evaluated on every fold. Tasks
 
 The incumbent is the evaluated setting with the best posterior mean of g; its exact CV
 mean and held-out loss are computed after the runs. Writes
-``docs/data/fastcv_<model>.json`` and ``docs/fastcv_<model>.png``.
+``data/fastcv_<model>.json`` and ``docs/fastcv_<model>.png``.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def main(argv=None):
         print(f"| {method} | {row['cv_mean'][mid]:.4f} +- {row['cv_se'][mid]:.4f} "
               f"| {row['cv_mean'][-1]:.4f} +- {row['cv_se'][-1]:.4f} "
               f"| {row['test_mean'][-1]:.4f} +- {row['test_se'][-1]:.4f} | {row['median_overhead_s']:.2f} |")
-    out = pathlib.Path(args.out or ROOT / "docs" / "data" / f"fastcv_{args.model}.json")
+    out = pathlib.Path(args.out or ROOT / "data" / f"fastcv_{args.model}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"model": args.model, "seeds": args.seeds, "fits": fits, "design_fits": design_fits,
                                "settings": SETTINGS.__dict__, "grid": grid.tolist(), "table": table,

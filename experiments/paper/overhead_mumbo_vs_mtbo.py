@@ -10,8 +10,8 @@ the representer points and maximising the entropy-search gain / cost with N Mont
 samples of g at the representers. Both use the same maximiser settings (the library
 defaults: 2,000 candidates per fidelity, 8 starts x 40 Adam steps). Each time is the
 median of ``--repeats`` calls after a compiling call. Prints a table, writes the rows to
-``docs/data/overhead_mumbo_vs_mtbo.json`` (``--out``; RESULTS.md's table is rendered from
-it by ``experiments/render_results.py``) and draws ``docs/overhead_mumbo_vs_mtbo.png``.
+``data/overhead_mumbo_vs_mtbo.json`` (``--out``; RESULTS.md's table is rendered from
+it by ``experiments/render_results.py``) and draws ``docs/figures/overhead_mumbo_vs_mtbo.png``.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-OUT = ROOT / "docs" / "data" / "overhead_mumbo_vs_mtbo.json"
-FIG = ROOT / "docs" / "overhead_mumbo_vs_mtbo.png"
+OUT = ROOT / "data" / "overhead_mumbo_vs_mtbo.json"
+FIG = ROOT / "docs" / "figures" / "overhead_mumbo_vs_mtbo.png"
 
 
 def _posterior(name, per_fidelity, key):

@@ -1,6 +1,6 @@
 """Speed of one MUMBO step's pieces on a 3-fidelity ICM posterior (100 points, 3-D).
 
-    taskset -c 0 python experiments/performance/bench_acquisition.py [--repeats 20] [--out docs/data/speed.json]
+    taskset -c 0 python experiments/performance/bench_acquisition.py [--repeats 20] [--out data/speed.json]
 
 Prints the median wall time after compilation of
   (a) MUMBO (N = 10 g*) on 10,000 candidates at each of the 3 fidelities, joint
@@ -57,7 +57,7 @@ def main():
     parser.add_argument("--fit-max-iter", default="200",
                         help="comma list of L-BFGS iteration caps for (c): 200 is fit_params' default, "
                              "50 the BO loop's (BOSettings.fit_max_iter)")
-    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[2] / "docs" / "data" / "speed.json"))
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[2] / "data" / "speed.json"))
     args = parser.parse_args()
 
     load_start = os.getloadavg()

@@ -3,7 +3,7 @@ multi-fidelity MES on the same data, against the number of observations.
 
     taskset -c 0 python experiments/performance/bench_botorch_mfmes.py --botorch-python /path/to/venv/bin/python
         [--ns 20,40,100,200,300,1000] [--reps 1] [--mumbo-reps 3] [--effort tutorial|matched]
-        [--in-run] [--strategy mumbo] [--out docs/data/large_n/botorch_mfmes.json]
+        [--in-run] [--strategy mumbo] [--out data/large_n/botorch_mfmes.json]
 
 Data: ``bench_decision.design`` (Hartmann-3, 3 fidelities with costs 100 / 10 / 1, the
 paper's initial design then points mostly at the cheap fidelities, noisy values), the
@@ -49,8 +49,9 @@ persistent cache on, as the CLI's runs, and no prefetch thread; compiling is nev
 Different models and optimisers: the comparison is of the cost of one decision, not of
 the decisions.
 
-Prints, per n, both sides' seconds (wall and CPU) and their ratios; writes the JSON and a
-plot (``--out`` with ``.png``).
+Prints, per n, both sides' seconds (wall and CPU) and their ratios; writes the JSON at
+``--out`` and its plot to ``docs/figures/`` under the JSON's name (the performance page
+shows ``botorch_mfmes_matched.png`` and ``botorch_mfmes_in_run.png``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _figure(out) -> pathlib.Path:
+    """Where the plot of the JSON at ``out`` goes: ``docs/figures/<its name>.png``, beside the
+    figures the pages show."""
+    return ROOT / "docs" / "figures" / (pathlib.Path(out).stem + ".png")
+
+
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
@@ -386,7 +395,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.replot:
         done = json.loads(pathlib.Path(args.out).read_text())
-        return (plot_in_run if done.get("mode") == "in-run" else plot)(done["rows"], pathlib.Path(args.out).with_suffix(".png"))
+        return (plot_in_run if done.get("mode") == "in-run" else plot)(done["rows"], _figure(args.out))
     ns = [int(v) for v in args.ns.split(",")]
     if min(ns) < 20:
         ap.error("every n must be >= 20 (the design has 18 rows)")
@@ -445,8 +454,8 @@ def main(argv=None):
                                    "mumbo_reps": args.mumbo_reps, "effort": args.effort,
                                    "botorch_settings": EFFORT[args.effort], "strategy": args.strategy,
                                    "fit": dataclasses.asdict(settings.fit), "rows": rows}, indent=1) + "\n")
-        (plot_in_run if args.in_run else plot)(rows, out.with_suffix(".png"))
-        print(f"wrote {out} and {out.with_suffix('.png')}")
+        (plot_in_run if args.in_run else plot)(rows, _figure(out))
+        print(f"wrote {out} and {_figure(out)}")
 
 
 if __name__ == "__main__":

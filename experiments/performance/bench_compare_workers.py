@@ -7,7 +7,7 @@ processes (``--workers 2``), wall time of each:
 
 Not pinned itself (the workers pin themselves; ``--workers 1`` runs in this process
 with one XLA thread, pinned to the first allowed core). Writes
-``docs/data/compare_workers.json`` (appended: wall times, the load average before and after each,
+``data/compare_workers.json`` (appended: wall times, the load average before and after each,
 and whether both runs made the same decisions).
 """
 
@@ -27,7 +27,7 @@ os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_paralleli
 
 from mumbo_jax.run import cli  # noqa: E402
 
-OUT = ROOT / "docs" / "data" / "compare_workers.json"
+OUT = ROOT / "data" / "compare_workers.json"
 
 
 def main(argv=None):

@@ -2,7 +2,7 @@
 and how much of a process's memory-map budget they take.
 
     taskset -c 1 python experiments/performance/bench_compile.py [--strategy robust] [--ns 20,40,70]
-        [--reps 1] [--set maximiser.gradient=exact] [--out docs/data/compile_split.json]
+        [--reps 1] [--set maximiser.gradient=exact] [--out data/compile_split.json]
 
 For each n (a fresh process state per n is not needed: each n is a new buffer size) an
 :class:`mumbo_jax.bo.asktell.AskTell` (Hartmann-3, the design of

@@ -15,7 +15,7 @@ proposal cancelled before the next ``ask()``, so none is pending: since issue 10
 part; before, each repeat conditioned on the earlier repeats' pending points), and
 split into fit / g* / maximisation (``AskTell.timings``). All n in one process, one after
 another. Prints the table and ask(n=300) / ask(n=40); appends the run to
-``docs/data/bench_decision.json`` (``--out``), from which ``experiments/render_results.py``
+``data/bench_decision.json`` (``--out``), from which ``experiments/render_results.py``
 renders the README's table (``<!-- render: decision -->``, the runs of the last command
 with a given label).
 
@@ -69,7 +69,7 @@ from mumbo_jax.gp import fitting  # noqa: E402
 # timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
-OUT = ROOT / "docs" / "data" / "bench_decision.json"
+OUT = ROOT / "data" / "bench_decision.json"
 
 
 def design(n_max: int, seed: int = 0):

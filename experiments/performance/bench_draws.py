@@ -1,7 +1,7 @@
 """What one random draw costs XLA's CPU compiler: jax.random (threefry) against
 mumbo_jax.draws (Philox from XLA's random-bit generator), as the maximiser draws them.
 
-    taskset -c 1 python experiments/performance/bench_draws.py [--reps 3] [--out docs/data/compile/draws.json]
+    taskset -c 1 python experiments/performance/bench_draws.py [--reps 3] [--out data/compile/draws.json]
 
 Each row jits one small program (the library's compile options, a fresh in-memory cache,
 the persistent cache off) and reports the seconds of ``lower().compile()``, the median of

@@ -3,7 +3,7 @@ search, the objective in three places): compile seconds, fit seconds (the fastes
 each reaches on the same data.
 
     taskset -c 1 python experiments/performance/bench_fit_search.py [--seeds 0,1,2]
-        [--ns 10,26,...] [--compile-ns 40,300,1000] [--out docs/data/compile/fit_line_search.json]
+        [--ns 10,26,...] [--compile-ns 40,300,1000] [--out data/compile/fit_line_search.json]
 
 Data: ``bench_decision.design`` (Hartmann-3, 3 fidelities) for each seed, the first n
 points in the loop's buffer (``stages.buffer_size``); the fit: two starts (the defaults
@@ -96,7 +96,7 @@ def main():
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--ns", default=",".join(str(n) for n in range(10, 330, 16)))
     ap.add_argument("--compile-ns", default="40,300,1000")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "compile" / "fit_line_search.json"))
+    ap.add_argument("--out", default=str(ROOT / "data" / "compile" / "fit_line_search.json"))
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     ns = [int(n) for n in args.ns.split(",")]

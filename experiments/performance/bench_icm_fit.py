@@ -17,7 +17,7 @@ their Gram: ``dense`` (:class:`~mumbo_jax.gp.models.ICMModel`, the library's) an
 ``Masked``): the objective, the closed-form Cholesky gradient, L-BFGS and the starts are
 the same. Reports per n the trace + lower time, XLA compile time, and the median fit time
 of ``--reps`` (the variants interleaved), with the best objective each reaches; writes
-``docs/data/bench_icm_fit.json`` (``--out``).
+``data/bench_icm_fit.json`` (``--out``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from bench_decision import design  # noqa: E402
 
 from mumbo_jax.gp import fitting, models  # noqa: E402
 
-OUT = ROOT / "docs" / "data" / "bench_icm_fit.json"
+OUT = ROOT / "data" / "bench_icm_fit.json"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

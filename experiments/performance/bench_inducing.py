@@ -17,7 +17,7 @@ from one full fit. For each n and each m, over ``--keys`` decision keys:
 * the largest error of the stand-in's mean and sd of g at 2,000 random points, in sd of
   the exact posterior.
 
-Appends to ``docs/data/long_run/inducing.json``.
+Appends to ``data/long_run/inducing.json``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import models, posterior, sparse  # noqa: E402
 
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
-OUT = ROOT / "docs" / "data" / "long_run" / "inducing.json"
+OUT = ROOT / "data" / "long_run" / "inducing.json"
 
 
 def clocked(fn):

@@ -2,7 +2,7 @@
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
         python experiments/performance/bench_long_run.py [--ns 100,300,1000,3000] [--steps 4]
-        [--set RECORD.FIELD=VALUE ...] [--label defaults] [--plot docs/data/long_run/long_run.png]
+        [--set RECORD.FIELD=VALUE ...] [--label defaults] [--plot data/long_run/long_run.png]
 
 For each n an :class:`mumbo_jax.bo.asktell.AskTell` (the default rule unless ``--set``,
 Hartmann-3, 3 fidelities, seed 0) is told the first n points of the fixed MUMBO-shaped
@@ -26,7 +26,7 @@ step's decision + cold). Beside it, the schedule before the thinned refits (ever
 refit: warm-only from ``fit.warm_from`` with every ``fit.cold_every``-th one a full refit,
 amortised the same way; else every start) for the ratio. Prints the table
 and the log-log slope of the amortised cost; appends the rows to
-``docs/data/long_run/long_run.json`` and plots them (``--plot``). Compile time is excluded.
+``data/long_run/long_run.json`` and plots them (``--plot``). Compile time is excluded.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from mumbo_jax.bo import asktell, refits, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")  # timed asks only: nothing compiles in the background
-OUT = ROOT / "docs" / "data" / "long_run" / "long_run.json"
+OUT = ROOT / "data" / "long_run" / "long_run.json"
 
 
 def _ask_timed(opt, schedule=None):

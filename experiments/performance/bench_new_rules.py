@@ -3,7 +3,7 @@
 ``qMultiFidelityKnowledgeGradient`` when a Python with BoTorch is given.
 
     taskset -c 0 python experiments/performance/bench_new_rules.py [--ns 30,100] [--reps 5]
-        [--botorch-python /path/to/venv/bin/python] [--out docs/data/bench_new_rules.json]
+        [--botorch-python /path/to/venv/bin/python] [--out data/bench_new_rules.json]
 
 Data: Hartmann-3 (3 fidelities, costs 100 / 10 / 1), the paper's initial design (6 x at
 every fidelity) then points mostly at the cheap fidelities (z = 2: 70 %, 1: 25 %, 0: 5 %),
@@ -44,7 +44,7 @@ import time
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-OUT = ROOT / "docs" / "data" / "bench_new_rules.json"
+OUT = ROOT / "data" / "bench_new_rules.json"
 RULES = ("mumbo", "mf_gibbon", "mf_kg")
 
 BOTORCH_SCRIPT = r'''

@@ -13,7 +13,7 @@ For each n an :class:`mumbo_jax.bo.asktell.AskTell` is told n points of
 previous fit, NUTS redrawn) and without (conditioning on the previous samples only).
 A step's overhead in a run that refits every ``--refit-every`` steps is
 ``(refit + (r - 1) no-refit) / r``; the ratios to ``defaults`` and to ``paper`` are printed
-and everything is written to ``docs/data/nuts/bench_nuts.json``.
+and everything is written to ``data/nuts/bench_nuts.json``.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main(argv=None):
     p.add_argument("--ns", default="40,100")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--refit-every", type=int, default=5)
-    p.add_argument("--out", default=str(ROOT / "docs" / "data" / "nuts" / "bench_nuts.json"))
+    p.add_argument("--out", default=str(ROOT / "data" / "nuts" / "bench_nuts.json"))
     args = p.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]
     task, x, z, y = design(max(ns))

@@ -2,7 +2,7 @@
 compiling the next buffer size in the background (``mumbo_jax.bo.prefetch``).
 
     python experiments/performance/bench_prefetch.py [--problem hartmann3] [--evals 70]
-        [--sleep 1.0] [--out docs/data/compile/prefetch.json]
+        [--sleep 1.0] [--out data/compile/prefetch.json]
 
 Each setting runs in a fresh process with an empty persistent compilation cache and the
 CLI's deterministic single-thread XLA flags: ``AskTell`` with the default rule on the

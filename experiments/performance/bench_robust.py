@@ -4,7 +4,7 @@ g*, maximisation, recommendation) on the same data, interleaved, median of R.
     python experiments/performance/bench_robust.py --problem unrel_branin_reliable --reps 5
 
 Prints seconds per decision and the ratios to MUMBO; appends a record to
-docs/data/bench_robust.json. Single-thread XLA flags unless XLA_FLAGS is set.
+data/bench_robust.json. Single-thread XLA flags unless XLA_FLAGS is set.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main(argv=None):
     ap.add_argument("--n-bo", type=int, default=30)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--fast", action="store_true", help="the study's cheaper maximiser and fit")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "bench_robust.json"))
+    ap.add_argument("--out", default=str(ROOT / "data" / "bench_robust.json"))
     args = ap.parse_args(argv)
     pb = problems.get_problem(args.problem)
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)

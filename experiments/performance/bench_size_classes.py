@@ -9,7 +9,7 @@ step to the buffer that holds n + 1 rows. Prints, for the size classes of
 compilation of every program) and the padding's cost over the run: the sum over steps
 of B^2 (a step's solves against candidates, the appends) and of B^3 (a factorisation)
 divided by the same sums without padding (B = n + 1). Writes the figures to
-``docs/data/compile/size_classes.json``. Pure arithmetic: no JAX program runs.
+``data/compile/size_classes.json``. Pure arithmetic: no JAX program runs.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n0", type=int, default=18, help="observations after the initial design (Hartmann-3: 18)")
     p.add_argument("--n-max", type=int, default=3000)
-    p.add_argument("--out", default=str(ROOT / "docs" / "data" / "compile" / "size_classes.json"))
+    p.add_argument("--out", default=str(ROOT / "data" / "compile" / "size_classes.json"))
     a = p.parse_args(argv)
     rows = []
     for n_max in sorted({300, 1000, a.n_max}):

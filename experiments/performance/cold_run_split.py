@@ -4,7 +4,7 @@ compile seconds summed from ``jax.monitoring`` against the run's wall time.
 
     taskset -c 1 python experiments/performance/cold_run_split.py [--config hartmann3] [--seeds 1]
         [--growth steps|doubling] [--prefetch auto|on|off] [--rerun] [--gradient differences|exact]
-        [--out docs/data/cold_run_split.json]
+        [--out data/cold_run_split.json]
 
 Prints the wall seconds, the compile seconds (trace / lower / XLA), their share of the wall
 time, the number of programs XLA compiled and the BO evaluations per seed. The cache

@@ -9,7 +9,7 @@ per n: the number of objective (value and gradient) evaluations a fresh ``ask()`
 makes per L-BFGS start (counted by a host callback in a separate, instrumented trace),
 the time of one evaluation, of its Cholesky and of the posterior's conditioning, the
 g* stage split into the grid's moments and the Gumbel fit, and the three stages of
-``ask()``. Appends the run to ``docs/data/profile_decision.json`` (``--out``), rendered
+``ask()``. Appends the run to ``data/profile_decision.json`` (``--out``), rendered
 in the README by ``experiments/render_results.py`` (``<!-- render: profile_decision -->``).
 """
 
@@ -87,7 +87,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ns", default="40,300")
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--out", default=str(ROOT / "docs" / "data" / "profile_decision.json"))
+    p.add_argument("--out", default=str(ROOT / "data" / "profile_decision.json"))
     args = p.parse_args(argv)
     load = os.getloadavg()
     rows_out = []

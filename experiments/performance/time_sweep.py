@@ -9,11 +9,11 @@ fresh process (RUN: a temporary folder), with an empty persistent compilation ca
 (``--cache fresh``, the default: every program is compiled, as on a first run) or the
 user's cache (``--cache default``); compare's worker processes share it (a fresh one:
 each worker compiles what it runs unless the other has already cached it). Appends a small record to
-``docs/data/sweep_timing/sweeps.json`` (wall time, load average at start and end, the
+``data/sweep_timing/sweeps.json`` (wall time, load average at start and end, the
 seed groups and each group's wall time, per seed the evaluations, cost spent, final
 regret, the seconds of its timed stages (compilation included) and its largest step,
 and the strategy's summary) and keeps the
-command's output as ``docs/data/sweep_timing/<label>.log``.
+command's output as ``data/sweep_timing/<label>.log``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-OUT = ROOT / "docs" / "data" / "sweep_timing"
+OUT = ROOT / "data" / "sweep_timing"
 
 
 def main(argv=None):

@@ -15,7 +15,7 @@ the paper's levers, twice per seed:
   by a quarter, one with every start only after (1.25)^cold_every, appends between).
 
 Prints the median final regret of each, the seed split and a paired two-sided Wilcoxon
-test on log regret (scipy), and writes ``docs/data/long_run/refit_guard_forrester.json``.
+test on log regret (scipy), and writes ``data/long_run/refit_guard_forrester.json``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--budget", type=float, default=200.0)
     p.add_argument("--max-evals", type=int, default=400)
-    p.add_argument("--out", default=str(ROOT / "docs" / "data" / "long_run" / "refit_guard_forrester.json"))
+    p.add_argument("--out", default=str(ROOT / "data" / "long_run" / "refit_guard_forrester.json"))
     a = p.parse_args(argv)
     from scipy.stats import wilcoxon
 

@@ -172,7 +172,7 @@ def main(argv=None):
                                               '(e.g. \'{"warm_from": 60}\')')
     ap.add_argument("--maximiser", default="", help='fields of the maximiser record for every strategy alike, as '
                                                     'JSON (e.g. \'{"gradient": "exact"}\')')
-    ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "robust"))
+    ap.add_argument("--out", default=str(ROOT / "data" / "robust"))
     ap.add_argument("--jobs", type=int, default=1, help="processes in parallel (one (problem, strategy) each)")
     ap.add_argument("--first", default="", help="strategies run on every problem before the others")
     ap.add_argument("--one", nargs=2, metavar=("PROBLEM", "STRATEGY"), help=argparse.SUPPRESS)

@@ -15,7 +15,7 @@ have pairs (a comparison without pairs is "not compared" and is not in the famil
 smallest detectable factor (``detectable_factor``): how many times higher the reference's
 regret could be, with the seeds' observed spread, before the test would call it worse.
 
-    python experiments/studies/robust_report.py --data docs/data/robust
+    python experiments/studies/robust_report.py --data data/robust
 """
 
 from __future__ import annotations
@@ -491,7 +491,7 @@ def with_summary(text: str, summary_lines, name: str = "robust-summary") -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=str(ROOT / "docs" / "data" / "robust"))
+    ap.add_argument("--data", default=str(ROOT / "data" / "robust"))
     ap.add_argument("--reference", default="robust")
     ap.add_argument("--baselines", default="ei,mes,mumbo,mt_ei,mf_gp_ucb,boca")
     ap.add_argument("--md", default=str(ROOT / "docs" / "results" / "robust.md"))
