@@ -25,9 +25,9 @@ def test_problem_tasks_take_a_floor_and_default_to_the_plain_icm():
     assert tasks.problem_task(currin, "icm_disc").spec.target_floor == 0.05
     assert tasks.problem_task(currin, "icm", target_floor=0.2).spec.target_floor == 0.2
     assert tasks.problem_task(currin, "ar1", target_floor=0.0).spec.target_floor == 0.0
-    with pytest.raises(ValueError, match="target_floor applies to the ICM models"):
+    with pytest.raises(ValueError, match="target_floor applies to the models with a target floor"):
         tasks.problem_task(currin, "ar1", target_floor=0.01)
-    with pytest.raises(ValueError, match="target_floor applies to the ICM models"):
+    with pytest.raises(ValueError, match="target_floor applies to the models with a target floor"):
         tasks.problem_task(problems.get_problem("currin_continuous"), target_floor=0.01)
 
 
@@ -64,7 +64,7 @@ def test_configs_take_target_floor_and_name_a_bad_one():
     with pytest.raises(ConfigError, match="target_floor"):
         config.parse_compare_config(data)
     data["compare"].update(target_floor=0.01, model="ar1")
-    with pytest.raises(ConfigError, match="target_floor: applies to the ICM models"):
+    with pytest.raises(ConfigError, match="target_floor: applies to the models with a target floor"):
         config.parse_compare_config(data)
 
 
@@ -77,5 +77,5 @@ def test_tune_config_takes_a_floor_and_names_one_on_another_model():
     assert tuning.make_tune_task(floored).spec.target_floor == 0.01
     assert floored.to_dict()["fidelity"]["target_floor"] == 0.01  # survives the round trip (journal)
     data["fidelity"].update(target_floor=0.01, model="ar1")
-    with pytest.raises(ConfigError, match="target_floor: applies to the ICM models"):
+    with pytest.raises(ConfigError, match="target_floor: applies to the models with a target floor"):
         tuning.parse_tune_config(data, source=cfg.source, base_dir=cfg.base_dir)

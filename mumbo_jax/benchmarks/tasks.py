@@ -24,39 +24,28 @@ __all__ = ["ProblemBenchmark", "problem_task", "problem_benchmark", "run_problem
 
 def problem_task(problem: problems.Problem, model: str | None = None, rank: int = 2,
                  target_floor: float | None = None) -> Task:
-    """The task of a benchmark problem: ICM (discrete) or product kernel (continuous)
-    by default, the problem's noise learned, its known costs, its target fidelity (or the
-    weighted sum of fidelities of a problem with ``target_weights``, FASTCV's fold mean).
-    ``model``: ``"icm"``, ``"icm_disc"`` (ICM plus a target-only discrepancy, see
-    :func:`mumbo_jax.gp.models.icm_disc_model`) or ``"ar1"`` for discrete fidelities,
-    ``"product"`` or ``"fabolas"`` for a continuous one. ``target_floor``: the ICM kinds'
-    ``ModelSpec.target_floor`` (``None``: :data:`mumbo_jax.gp.models.DEFAULT_TARGET_FLOOR`,
-    the paper's plain ICM, for ``icm``; 5 % for ``icm_disc``); other models take none."""
-    if target_floor is not None and (not problem.is_discrete or (model or "icm") not in models.ICM_KINDS):
-        if target_floor != 0:
-            raise ValueError(f"target_floor applies to the ICM models {models.ICM_KINDS}, not {model or 'product'!r}")
-        target_floor = None
+    """The task of a benchmark problem: the model of kind ``model`` from
+    :data:`mumbo_jax.gp.models.MODELS` (``None``: :func:`mumbo_jax.gp.models.default_kind`,
+    ICM for discrete fidelities, the product kernel for a continuous one; a model of
+    one's own once registered), the problem's noise learned, its known costs, its target
+    fidelity (or the weighted sum of fidelities of a problem with ``target_weights``,
+    FASTCV's fold mean). ``rank`` and ``target_floor`` go to the models that have them
+    (:func:`mumbo_jax.gp.models.build_model`; ``target_floor=None``: the model's default,
+    0 for ``icm``, the paper's plain ICM, 5 % for ``icm_disc``).
+
+    Raises:
+        ValueError: an unknown model, one for the other kind of fidelity, or a nonzero
+            ``target_floor`` for a model without one.
+    """
+    kind = model or models.default_kind(problem.is_discrete)
     if problem.is_discrete:
-        model = model or "icm"
-        r = min(rank, problem.n_fidelities)
-        if model == "icm":
-            floor = models.DEFAULT_TARGET_FLOOR if target_floor is None else target_floor
-            spec = models.icm_model(problem.bounds, problem.n_fidelities, rank=r, target_floor=floor)
-        elif model == "icm_disc":
-            spec = models.icm_disc_model(problem.bounds, problem.n_fidelities, rank=r,
-                                         **({} if target_floor is None else {"target_floor": target_floor}))
-        elif model == "ar1":
-            spec = models.ar1_model(problem.bounds, problem.n_fidelities)
-        else:
-            raise ValueError(f"model {model!r} is not for discrete fidelities; allowed: ('icm', 'icm_disc', 'ar1')")
+        spec = models.build_model(kind, problem.bounds, n_fidelities=problem.n_fidelities, rank=rank,
+                                  target_floor=target_floor)
         target = (posterior.target_fidelity(problem.target_fidelity) if problem.target_weights is None else
                   posterior.Target(jnp.arange(problem.n_fidelities), jnp.asarray(problem.target_weights, float)))
         return make_task(spec, target, optimize.discrete_fidelities(problem.costs))
-    model = model or "product"
-    if model not in ("product", "fabolas"):
-        raise ValueError(f"model {model!r} is not for a continuous fidelity; allowed: ('product', 'fabolas')")
-    make = models.product_model if model == "product" else models.fabolas_model
-    spec = make(problem.bounds, problem.fidelity_bounds)
+    spec = models.build_model(kind, problem.bounds, fidelity_bounds=problem.fidelity_bounds, rank=rank,
+                              target_floor=target_floor)
     return make_task(spec, posterior.target_value(problem.target_fidelity),
                      optimize.continuous_fidelity(problem.fidelity_bounds, problem.cost_function))
 

@@ -32,7 +32,9 @@ Off by default everywhere (:data:`DEFAULT_TARGET_FLOOR`); the benchmarks'
 tasks and the ``run`` / ``compare`` / ``tune`` configs take it as ``target_floor``
 (docs/RESULTS.md, "A floor under the target's own variance").
 
-A new model is one more class (docs/concepts.md, "Models"). The module-level functions
+:data:`MODELS` is the one table of models (configurations, the benchmarks' tasks and the
+tuner build from it, :func:`build_model`). A new model is one more class, registered with
+:func:`register` (docs/howto/write-a-model.md). The module-level functions
 (:func:`default_params`, :func:`build_kernel`, ...) are the functional form of the
 methods, ``f(spec, ...) == spec.f(...)``.
 """
@@ -49,9 +51,11 @@ import numpy as np
 from mumbo_jax.gp import kernels
 from mumbo_jax.gp.modelbase import (ContinuousModel, DiscreteModel, ModelSpec, Scaling, check_bounds, check_count,
                                     check_data, check_in_box)
+from mumbo_jax.registry import Names, Registry
 
 __all__ = [
-    "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "MODELS", "DEFAULT_TARGET_FLOOR",
+    "KINDS", "DISCRETE_KINDS", "CONTINUOUS_KINDS", "BASIS_KINDS", "ICM_KINDS", "MODELS", "DEFAULT_TARGET_FLOOR",
+    "register", "unregister", "kinds_for", "default_kind", "model_options", "floor_kinds", "build_model",
     "ModelSpec", "DiscreteModel", "ContinuousModel", "ICMModel", "ICMDiscModel", "AR1Model", "ProductModel",
     "FabolasModel", "BasisKernelModel", "LinearBasisModel", "TaskBasisModel",
     "check_bounds", "icm_model", "ar1_model", "product_model", "fabolas_model", "icm_disc_model", "basis_model",
@@ -88,7 +92,7 @@ class ICMModel(DiscreteModel):
     """
 
     rank: int = 2
-    target_floor: float = 0.0
+    target_floor: float = DEFAULT_TARGET_FLOOR
 
     kind: ClassVar[str] = "icm"
 
@@ -154,6 +158,15 @@ class ICMModel(DiscreteModel):
         onehot = jax.nn.one_hot(zu, self.n_fidelities, dtype=k.dtype) * mask[:, None]
         return k * (onehot @ B @ onehot.T)
 
+    def cross(self, params: dict, xa, za, xb, zb) -> jax.Array:
+        """The cross-covariance built densely (:func:`mumbo_jax.gp.kernels.matern52_cross`,
+        B by one-hot products): the candidates' and g*'s grid's moments without the
+        tinygp kernel's doubly vmapped ``evaluate`` (tests/test_models.py compares them)."""
+        ls = jnp.exp(params["log_ls"])
+        k = kernels.matern52_cross(xa / ls, xb / ls)
+        onehot = lambda z: jax.nn.one_hot(z, self.n_fidelities, dtype=k.dtype)
+        return k * (onehot(za) @ self.coregionalisation(params) @ onehot(zb).T)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ICMDiscModel(ICMModel):
@@ -205,6 +218,7 @@ class ICMDiscModel(ICMModel):
         return out
 
     gram = ModelSpec.gram  # the tinygp kernel's Gram
+    cross = ModelSpec.cross  # and cross-covariance
 
 
 # --------------------------------------------------------------------------- AR(1)
@@ -362,15 +376,95 @@ class TaskBasisModel(BasisKernelModel, DiscreteModel):
         return self.n_fidelities
 
 
-# --------------------------------------------------------------------------- names
+# --------------------------------------------------------------------------- the registry
 
-# The package's models by ``kind`` (the names configs use), in this order.
-MODELS = {c.kind: c for c in (ICMModel, AR1Model, ProductModel, FabolasModel, LinearBasisModel, TaskBasisModel,
-                              ICMDiscModel)}
-KINDS = tuple(MODELS)
-DISCRETE_KINDS = tuple(k for k, c in MODELS.items() if c.discrete)
-ICM_KINDS = tuple(k for k, c in MODELS.items() if issubclass(c, ICMModel))
-BASIS_KINDS = tuple(k for k, c in MODELS.items() if issubclass(c, BasisKernelModel))
+MODELS: Registry = Registry("model", ModelSpec, (ICMModel, AR1Model, ProductModel, FabolasModel, LinearBasisModel,
+                                                 TaskBasisModel, ICMDiscModel), key="kind", classes=True)
+"""``kind -> class``, in registration order: every model a configuration (``model =``),
+:func:`mumbo_jax.benchmarks.tasks.problem_task` and the tuner build (:func:`build_model`).
+:func:`register` adds a class of one's own (docs/howto/write-a-model.md)."""
+
+KINDS = Names(MODELS, doc="every model's kind")
+DISCRETE_KINDS = Names(MODELS, lambda c: c.discrete, "the models of discrete fidelities or tasks")
+CONTINUOUS_KINDS = Names(MODELS, lambda c: not c.discrete, "the models of a continuous fidelity")
+ICM_KINDS = Names(MODELS, lambda c: issubclass(c, ICMModel), "the intrinsic coregionalisation models")
+BASIS_KINDS = Names(MODELS, lambda c: issubclass(c, BasisKernelModel), "the basis models (the cost GP)")
+
+
+def register(cls: type) -> type:
+    """Add a model class (a frozen dataclass subclassing :class:`DiscreteModel` or
+    :class:`ContinuousModel`, with a snake_case class attribute ``kind``) to
+    :data:`MODELS` and return it (so it also works as a class decorator): configurations accept
+    ``model = "<kind>"`` at once. The same class again is a no-op; another class under a
+    taken kind is a ValueError."""
+    if not (isinstance(cls, type) and issubclass(cls, (DiscreteModel, ContinuousModel))):
+        raise TypeError(f"register expects a subclass of DiscreteModel or ContinuousModel, got {cls!r}")
+    return MODELS.register(cls)
+
+
+def unregister(kind: str) -> type:
+    """Remove a model class registered at run time (not a built-in one) and return it."""
+    return MODELS.unregister(kind)
+
+
+def kinds_for(discrete: bool) -> Names:
+    """The kinds of the models of discrete fidelities (``True``) or of a continuous one,
+    in registration order (a live view)."""
+    return DISCRETE_KINDS if discrete else CONTINUOUS_KINDS
+
+
+def default_kind(discrete: bool) -> str:
+    """The model a problem gets when none is named: the first registered of its family,
+    ``"icm"`` for discrete fidelities, ``"product"`` for a continuous one."""
+    return kinds_for(discrete)[0]
+
+
+def model_options(kind: str) -> tuple:
+    """The model's own fields beyond its family's (``bounds``, ``noise``, ``noise_floor``,
+    ``n_fidelities`` or ``fidelity_bounds``): ``("rank", "target_floor")`` for the ICM
+    models, ``()`` for most."""
+    cls = MODELS.lookup(kind, "model")
+    family = DiscreteModel if cls.discrete else ContinuousModel
+    base = {f.name for f in dataclasses.fields(family)}
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in base and f.init)
+
+
+def floor_kinds() -> tuple:
+    """The kinds of the models with a ``target_floor`` field (``icm``, ``icm_disc``)."""
+    return tuple(k for k in MODELS if "target_floor" in model_options(k))
+
+
+def build_model(kind: str, bounds, *, n_fidelities: int | None = None, fidelity_bounds=None, rank: int | None = None,
+                target_floor: float | None = None, noise=None) -> ModelSpec:
+    """The model of kind ``kind`` (:data:`MODELS`) over ``bounds``: with ``n_fidelities``
+    for a model of discrete fidelities, ``fidelity_bounds`` for one of a continuous
+    fidelity. The options go to the models that have them: ``rank`` (capped at
+    ``n_fidelities``) and ``target_floor`` (``None``: the model's default); a nonzero
+    ``target_floor`` for a model without one is a ValueError, ``None`` or 0 is ignored.
+
+    Raises:
+        ValueError: an unknown kind, or a model of the other family (the message lists
+            the models of this one).
+    """
+    cls = MODELS.lookup(kind, "model")
+    discrete = n_fidelities is not None
+    if discrete == (fidelity_bounds is not None):
+        raise ValueError("build_model needs exactly one of n_fidelities (discrete fidelities) or fidelity_bounds "
+                         "(a continuous fidelity)")
+    if cls.discrete != discrete:
+        what = "discrete fidelities" if discrete else "a continuous fidelity"
+        raise ValueError(f"model {kind!r} is not for {what}; allowed: {', '.join(kinds_for(discrete))}")
+    own = model_options(kind)
+    kwargs = {"n_fidelities": n_fidelities} if discrete else {"fidelity_bounds": fidelity_bounds}
+    if rank is not None and "rank" in own:
+        kwargs["rank"] = min(rank, n_fidelities) if discrete else rank
+    if target_floor is not None:
+        if "target_floor" in own:
+            kwargs["target_floor"] = target_floor
+        elif target_floor != 0:
+            raise ValueError(f"target_floor applies to the models with a target floor ({', '.join(floor_kinds())}), "
+                             f"not {kind!r}")
+    return cls(bounds=bounds, noise=noise, **kwargs)
 
 
 # --------------------------------------------------------------------------- constructors

@@ -34,20 +34,19 @@ from typing import Any, Mapping
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.bo import batch, incumbent, rules
 from mumbo_jax.bo.settings import BOSettings
+from mumbo_jax.gp import models
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, did_you_mean
 from mumbo_jax.run.settings_config import (OLD_SECTION, SETTINGS, SETTINGS_SECTIONS, build_settings, merge,
                                            read_settings)
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "parse_config", "settings_from_config",
-           "DISCRETE_MODELS", "CONTINUOUS_MODELS", "CompareConfig", "load_compare_config",
+           "CompareConfig", "load_compare_config",
            "parse_compare_config", "STRATEGY_PRESETS", "DEPRECATED_LABELS", "RUN_SECTIONS", "COMPARE_SECTIONS",
            "SETTINGS_SECTIONS", "read_toml", "check_command", "check_settings", "settings_tables", "strategy_misfit",
            "find_config",
            "packaged_configs",
            "BUDGET_RULE"]
 
-DISCRETE_MODELS = ("icm", "ar1", "icm_disc")
-CONTINUOUS_MODELS = ("product", "fabolas")
 BUDGET_RULE = ("the cost spent AFTER the initial design (2 d random points at every fidelity; its cost is "
                "reported separately)")
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"  # shipped as package data
@@ -72,9 +71,11 @@ _BUDGET = Field("budget", float, "Budget per seed: " + BUDGET_RULE + ".", requir
                 low_open=True, high=MAX_BUDGET)
 _MAX_EVALS = Field("max_evals", int, "Cap on BO evaluations per seed (initial design not counted).", default=200,
                    low=1, high=MAX_EVALS)
-_MODEL = Field("model", str, "GP model: icm, ar1 or icm_disc (ICM plus a target-only discrepancy) for discrete "
-               "fidelities, product or fabolas for a continuous one; default icm / product.",
-               choices=DISCRETE_MODELS + CONTINUOUS_MODELS)
+_MODEL = Field("model", str, "GP model, one of mumbo_jax.gp.models.MODELS for the problem's kind of fidelity: icm, "
+               "ar1, icm_disc (ICM plus a target-only discrepancy) or task_basis for discrete fidelities, product, "
+               "fabolas or linear_basis for a continuous one, or a model registered with "
+               "mumbo_jax.register_model; default icm / product.",
+               choices=lambda: tuple(models.MODELS))
 _RANK = Field("rank", int, "Rank of the ICM coregionalisation matrix.", default=2, low=1, high=MAX_RANK)
 _TARGET_FLOOR = Field("target_floor", float, "ICM models: the target's own variance is at least this share of "
                       "the variance it shares with the other fidelities (e.g. 0.01 where a cheap fidelity may "
@@ -181,16 +182,17 @@ def _check_benchmark(values: dict, where: str, source, fail) -> problems.Problem
     problem = problems.get_problem(values["problem"])
     model = values["model"]
     if model is not None:
-        allowed = DISCRETE_MODELS if problem.is_discrete else CONTINUOUS_MODELS
+        allowed = models.kinds_for(problem.is_discrete)
         if model not in allowed:
             kind = "discrete" if problem.is_discrete else "continuous"
             fail(f"{where} model: unknown model {model!r} for {problem.name!r} ({kind} fidelities); "
                  f"allowed: {', '.join(allowed)}")
     floor = values.get("target_floor")
     if floor:
-        kind = model or ("icm" if problem.is_discrete else "product")
-        if kind not in ("icm", "icm_disc"):
-            fail(f"{where} target_floor: applies to the ICM models (icm, icm_disc), not {kind!r}")
+        kind = model or models.default_kind(problem.is_discrete)
+        if "target_floor" not in models.model_options(kind):
+            fail(f"{where} target_floor: applies to the models with a target floor "
+                 f"({', '.join(models.floor_kinds())}), not {kind!r}")
     if values["out"] is None:
         values["out"] = str(Path("runs") / (Path(source).stem if source else where.strip("[]")))
     return problem

@@ -29,8 +29,8 @@ import numpy as np
 from typing import Any, Mapping
 
 from mumbo_jax.bo import rules
-from mumbo_jax.run.config import CONTINUOUS_MODELS, DISCRETE_MODELS, MAX_BUDGET, MAX_RANK, read_toml, \
-    settings_tables, strategy_misfit
+from mumbo_jax.gp import models
+from mumbo_jax.run.config import MAX_BUDGET, MAX_RANK, read_toml, settings_tables, strategy_misfit
 from mumbo_jax.run.settings_config import OLD_SECTION, SETTINGS, SETTINGS_SECTIONS, build_settings
 from mumbo_jax.run.schema import ConfigError, Field, Section, check_sections, toml_type, type_ok
 
@@ -82,8 +82,9 @@ FIDELITY = Section("fidelity", "The fidelities: discrete (index 0 is the target)
     Field("bounds", list, "Continuous: [low, high] of the fidelity.", items=float),
     Field("target", float, "Continuous: the target fidelity, in bounds (default: high)."),
     Field("cost", dict, "Continuous: {offset, scale, power}: cost = offset + scale z^power (default 0, 1, 1)."),
-    Field("model", str, "icm (default) or ar1 for discrete; product (default) or fabolas for continuous.",
-          choices=DISCRETE_MODELS + CONTINUOUS_MODELS),
+    Field("model", str, "GP model, one of mumbo_jax.gp.models.MODELS for this kind of fidelity: icm (default), "
+          "ar1, icm_disc or task_basis for discrete; product (default), fabolas or linear_basis for continuous; or a "
+          "model registered with mumbo_jax.register_model.", choices=lambda: tuple(models.MODELS)),
     Field("rank", int, "Discrete: rank of the ICM coregionalisation matrix.", default=2, low=1, high=MAX_RANK),
     Field("target_floor", float, "Discrete ICM models: the target's own variance is at least this share of the "
           "variance it shares with the cheaper fidelities (e.g. 0.01 where a cheap fidelity may mislead); default 0 "
@@ -503,7 +504,6 @@ def _fidelity_fields(table: Mapping, fail) -> dict:
             if not all(type_ok(v, float) or isinstance(v, str) for v in values):
                 fail(f"[fidelity] values must be numbers or strings, got {values!r}")
             fields["values"] = tuple(values)
-        allowed = DISCRETE_MODELS
     else:
         for key in ("costs", "values", "rank"):
             if key in table:
@@ -523,17 +523,20 @@ def _fidelity_fields(table: Mapping, fail) -> dict:
                  "set cost.offset > 0 or a lower bound > 0")
         fields.update(fidelity_bounds=(lo, hi), target=float(target), cost_offset=cost["offset"],
                       cost_scale=cost["scale"], cost_power=cost["power"], rank=2)
-        allowed = CONTINUOUS_MODELS
-    model = fid["model"] or allowed[0]
+    discrete = kind == "discrete"
+    allowed = models.kinds_for(discrete)
+    model = fid["model"] or models.default_kind(discrete)
     if model not in allowed:
-        what = "discrete fidelities" if kind == "discrete" else "a continuous fidelity"
+        what = "discrete fidelities" if discrete else "a continuous fidelity"
         fail(f"[fidelity] model: unknown model {model!r} for {what}; allowed: {', '.join(allowed)}")
     fields["model"] = model
     floor = fid.get("target_floor")
     if floor is not None:
-        if floor and model not in ("icm", "icm_disc"):
-            fail(f"[fidelity] target_floor: applies to the ICM models (icm, icm_disc), not {model!r}")
-        fields["target_floor"] = floor if model in ("icm", "icm_disc") else None
+        has_floor = "target_floor" in models.model_options(model)
+        if floor and not has_floor:
+            fail(f"[fidelity] target_floor: applies to the models with a target floor "
+                 f"({', '.join(models.floor_kinds())}), not {model!r}")
+        fields["target_floor"] = floor if has_floor else None
     return fields
 
 
@@ -546,23 +549,15 @@ def make_tune_task(cfg: TuneConfig):
 
     from mumbo_jax.bo import optimize
     from mumbo_jax.bo.settings import make_task
-    from mumbo_jax.gp import models, posterior
+    from mumbo_jax.gp import posterior
 
     bounds = cfg.internal_bounds
     noise = 0.0 if cfg.deterministic else None  # fixed at the floor, or learned
     if cfg.discrete:
-        n = len(cfg.costs)
-        if cfg.model == "ar1":
-            spec = models.ar1_model(bounds, n, noise=noise)
-        else:  # icm or icm_disc
-            make = models.icm_disc_model if cfg.model == "icm_disc" else models.icm_model
-            floor = cfg.target_floor
-            if floor is None:
-                floor = models.DEFAULT_TARGET_FLOOR if cfg.model == "icm" else 0.05
-            spec = make(bounds, n, rank=min(cfg.rank, n), target_floor=floor, noise=noise)
+        spec = models.build_model(cfg.model, bounds, n_fidelities=len(cfg.costs), rank=cfg.rank,
+                                  target_floor=cfg.target_floor, noise=noise)
         return make_task(spec, posterior.target_fidelity(0), optimize.discrete_fidelities(cfg.costs))
-    make = models.product_model if cfg.model == "product" else models.fabolas_model
-    spec = make(bounds, cfg.fidelity_bounds, noise=noise)
+    spec = models.build_model(cfg.model, bounds, fidelity_bounds=cfg.fidelity_bounds, noise=noise)
     cost = jax.tree_util.Partial(power_cost, jnp.asarray(cfg.cost_offset), jnp.asarray(cfg.cost_scale),
                                  jnp.asarray(cfg.cost_power))
     return make_task(spec, posterior.target_value(cfg.target),
