@@ -191,6 +191,13 @@ class ModelSpec:
         X = (xu, zu, mask)
         return kernel(X, X)
 
+    def cross(self, params: dict, xa, za, xb, zb) -> jax.Array:
+        """``[n, m]`` prior cross-covariance k((xa, za), (xb, zb)) on internal inputs, what
+        the posterior's moments at candidates are built from (default: the tinygp
+        kernel of :meth:`build_kernel`; a model may give a dense form of the same
+        arithmetic, as the ICM model does)."""
+        return self.build_kernel(params)((xa, za), (xb, zb))
+
     # ------------------------------------------------------------------ units
     def fidelity_scale(self) -> tuple:
         """``(z_lower, z_width)`` of the map of z to internal units."""

@@ -237,8 +237,9 @@ def _cross(post: Posterior, kernel, xu, zu):
     """``[n, M]`` prior cross-covariance between training points and candidates.
 
     Not masked: padded rows meet zero rows of ``chol_inv`` and zero ``alpha`` entries
-    (cheaper than masking an n x M matrix)."""
-    return kernel((post.x, post.z), (xu, zu))
+    (cheaper than masking an n x M matrix). The model's :meth:`cross` (``kernel``, the
+    tinygp form of the same covariance, is not read)."""
+    return post.spec.cross(post.params, post.x, post.z, xu, zu)
 
 
 def _paired(kernel, xu, za, zb):
