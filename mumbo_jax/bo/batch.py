@@ -59,7 +59,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
-from mumbo_jax.bo.registry import Registry, check_name, frozen_options
+from mumbo_jax.registry import Registry, check_name, frozen_options
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior
 from mumbo_jax.xla_options import jit
