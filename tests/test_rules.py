@@ -267,9 +267,9 @@ def test_an_installed_package_registers_rules_through_the_entry_point_group(tmp_
     (dist / "entry_points.txt").write_text(f"[{rules.ENTRY_POINT_GROUP}]\ngood = fake_rule_mod\nbad = missing_mod\n")
     (tmp_path / "fake_rule_mod.py").write_text(
         "import jax\n"
-        "from mumbo_jax import Rule, register\n"
+        "from mumbo_jax import Rule, register_rule\n"
         "from mumbo_jax.bo.rules import random_alpha\n"
-        "register(Rule('plugin_random', lambda ctx: jax.tree_util.Partial(random_alpha, ctx.key), 'target'))\n")
+        "register_rule(Rule('plugin_random', lambda ctx: jax.tree_util.Partial(random_alpha, ctx.key), 'target'))\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
     proc = subprocess.run([sys.executable, "-W", "always::RuntimeWarning", "-m", "mumbo_jax", "list"],
                           capture_output=True, text=True, env=env, timeout=300)
