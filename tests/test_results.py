@@ -79,8 +79,6 @@ def test_every_prose_number_of_results_is_in_a_rendered_table():
     for f in sorted(set(re.findall(r"data/ablations/([\w+.-]+\.json)", prose))):
         if f.startswith("batchd_"):
             tables.append(rr.render_batch_study_defaults(ROOT, f.removeprefix("batchd_")))
-        elif f.startswith("batch_"):
-            tables.append(rr.render_batch_study(ROOT, f.removeprefix("batch_")))
         else:
             tables.append(rr.render_ablation(ROOT, f))
     for name in set(re.findall(r"\]\(results/([\w-]+)/", prose)):
