@@ -54,9 +54,9 @@ _HOMES = {
                             "ar1_model", "basis_model", "default_params", "fabolas_model", "icm_disc_model",
                             "icm_model", "product_model"),
     "mumbo_jax.gp.precision": ("PrecisionError", "require_x64"),
-    "mumbo_jax.gp.posterior": ("Moments", "Posterior", "Target", "condition", "joint_moments",
-                               "joint_moments_fidelities", "predict", "target_fidelity", "target_joint",
-                               "target_moments", "target_value", "task_mean"),
+    "mumbo_jax.gp.posterior": ("Posterior", "Target", "condition", "target_fidelity", "target_value", "task_mean"),
+    "mumbo_jax.gp.moments": ("Moments", "joint_moments", "joint_moments_fidelities", "predict", "target_joint",
+                             "target_moments"),
     "mumbo_jax.benchmarks.problems": ("Problem", "continuous_problem", "discrete_problem",
                                       ("register_problem", "register")),
 }
@@ -121,17 +121,19 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from mumbo_jax.gp.models import register as register_model
     from mumbo_jax.gp.precision import PrecisionError, require_x64
-    from mumbo_jax.gp.posterior import (
+    from mumbo_jax.gp.moments import (
         Moments,
-        Posterior,
-        Target,
-        condition,
         joint_moments,
         joint_moments_fidelities,
         predict,
-        target_fidelity,
         target_joint,
         target_moments,
+    )
+    from mumbo_jax.gp.posterior import (
+        Posterior,
+        Target,
+        condition,
+        target_fidelity,
         target_value,
         task_mean,
     )

@@ -11,7 +11,7 @@ from mumbo_jax.acquisition import fantasy
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import stages
 from mumbo_jax.bo.asktell import AskTell
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import moments
 from tests.bo_helpers import FAST, drive, with_
 
 
@@ -60,14 +60,14 @@ def test_believer_posterior_is_the_fantasy_posterior(after_design):
     ref = fantasy.fantasize(post, xp, zp)
     xs = np.linspace(0, 1, 17)[:, None]
     for z in (0, 1, 2):
-        m1, v1 = posterior.predict(believed, xs, np.full(17, z))
-        m2, v2 = posterior.predict(ref, xs, np.full(17, z))
-        m0, _ = posterior.predict(post, xs, np.full(17, z))
+        m1, v1 = moments.predict(believed, xs, np.full(17, z))
+        m2, v2 = moments.predict(ref, xs, np.full(17, z))
+        m0, _ = moments.predict(post, xs, np.full(17, z))
         np.testing.assert_allclose(m1, m2, rtol=1e-7, atol=1e-7)
         np.testing.assert_allclose(v1, v2, rtol=1e-6, atol=1e-10)
         np.testing.assert_allclose(m1, m0, rtol=1e-7, atol=1e-7)  # the believer keeps the mean
-    v_at = posterior.predict(believed, xp[:1], zp[:1])[1]
-    v_before = posterior.predict(post, xp[:1], zp[:1])[1]
+    v_at = moments.predict(believed, xp[:1], zp[:1])[1]
+    v_before = moments.predict(post, xp[:1], zp[:1])[1]
     assert float(v_at[0]) < 0.5 * float(v_before[0])
 
 

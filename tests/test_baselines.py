@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from mumbo_jax.acquisition import baselines
-from mumbo_jax.gp import fitting, models, posterior
+from mumbo_jax.gp import fitting, models, moments, posterior
 from mumbo_jax.benchmarks import problems
 
 from .test_posterior import internal, np_kernel
@@ -140,7 +140,7 @@ def forrester_post(forrester_data):
 
 def test_pmin_matches_monte_carlo_on_a_1d_grid(forrester_post):
     grid = jnp.linspace(0.0, 1.0, 25)[:, None]
-    mean, cov = posterior.target_joint(forrester_post, grid, posterior.target_fidelity(0))
+    mean, cov = moments.target_joint(forrester_post, grid, posterior.target_fidelity(0))
     mean, cov = np.asarray(mean), np.asarray(cov)
     s = 40_000
     w = jax.random.normal(jax.random.PRNGKey(1), (25, s))
@@ -229,9 +229,9 @@ def test_mtbo_alpha_matches_moments_at_the_target(forrester_post):
     x = jnp.array([[0.3], [0.75], [0.9]])
     alpha = baselines.mtbo_alpha(post, target, state, x, jnp.zeros(3, int))
     pts = jnp.concatenate([state.rep_x, x])
-    _, cov = posterior.target_joint(post, pts, target)
+    _, cov = moments.target_joint(post, pts, target)
     c = cov[12:, :12]
-    m = posterior.joint_moments(post, x, jnp.zeros(3, int), target)
+    m = moments.joint_moments(post, x, jnp.zeros(3, int), target)
     ref = baselines.mtbo_gain(state.mean_r, cov[:12, :12], c, m.var_y, state.w, state.w0, state.nodes,
                               state.weights, state.log_base)
     np.testing.assert_allclose(np.asarray(alpha), np.asarray(ref), atol=1e-6)

@@ -8,7 +8,7 @@ import pytest
 
 from mumbo_jax.bo import incumbent
 from mumbo_jax.bo.settings import BOSettings
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 
 
 def calibration_data(n=24, seed=0):
@@ -40,7 +40,7 @@ def test_loo_zscores_match_conditioning_without_the_row():
         keep = np.arange(len(y)) != i
         p_i = posterior.condition(spec, params, jnp.asarray(x[keep]), jnp.asarray(z[keep]), jnp.asarray(y[keep]),
                                   scaling=post.scaling)
-        mean, var = posterior.predict(p_i, jnp.asarray(x[i:i + 1]), jnp.asarray(z[i:i + 1]))
+        mean, var = moments.predict(p_i, jnp.asarray(x[i:i + 1]), jnp.asarray(z[i:i + 1]))
         ref = (y[i] - float(mean[0])) / np.sqrt(float(var[0]) + noise[i])
         np.testing.assert_allclose(got[i], ref, rtol=1e-6, atol=1e-8)
     assert np.all(got[len(y):] == 0.0)  # padding
@@ -95,7 +95,7 @@ def test_global_safe_takes_the_maximiser_only_when_the_model_is_sure(seed, monke
     xg, *_ = incumbent.recommend(post, target, bounds, "global", rows)
     xe, *_ = incumbent.recommend(post, target, bounds, "mean", rows)
     xs, *_ = incumbent.recommend(post, target, bounds, "global_safe", rows)
-    mu, cov = posterior.target_joint(post, jnp.stack([xg, xe]), target)
+    mu, cov = moments.target_joint(post, jnp.stack([xg, xe]), target)
     sd = np.sqrt(max(float(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]), 0.0)) * float(incumbent.interval_scale(post, target))
     sure = float(mu[0] - mu[1]) > incumbent.SAFE_SD * sd
     np.testing.assert_allclose(np.asarray(xs), np.asarray(xg if sure else xe), rtol=0, atol=1e-12)
@@ -115,7 +115,7 @@ def test_global_guard_falls_back_to_a_measured_target_point(seed, monkeypatch):
     xt, mt, _ = incumbent.recommend(post, target, bounds, "target", rows)
     assert any(np.allclose(np.asarray(xt), x[i]) for i in range(len(z)) if z[i] == 0)  # measured at the target
     xs, *_ = incumbent.recommend(post, target, bounds, "global_guard", rows)
-    mu, var = posterior.target_moments(post, xg[None], target)
+    mu, var = moments.target_moments(post, xg[None], target)
     lower = float(mu[0]) - incumbent.SAFE_SD * np.sqrt(float(var[0])) * float(incumbent.interval_scale(post, target))
     np.testing.assert_allclose(np.asarray(xs), np.asarray(xg if lower > float(mt) else xt), rtol=0, atol=1e-12)
     for margin, ref in ((-np.inf, xg), (np.inf, xt)):

@@ -79,13 +79,13 @@ def test_fit_posterior_interpolates_and_handles_constant_y():
     spec = models.ar1_model([(0.0, 1.0)] * 2, 2)
     x, z, y = synthetic_data(spec, 30, seed=5)
     post = fit.fit(spec, x, z, y, jax.random.PRNGKey(0), n_restarts=2, max_iter=200)
-    from mumbo_jax.gp import posterior
+    from mumbo_jax.gp import moments
 
-    mu, _ = posterior.predict(post, x, z)
+    mu, _ = moments.predict(post, x, z)
     assert np.max(np.abs(np.asarray(mu) - y)) < 0.1
     # constant observations: no division by zero, finite parameters and predictions
     post_c = fit.fit(spec, x, z, np.full(30, 2.5), jax.random.PRNGKey(0), n_restarts=2, max_iter=200)
-    mu_c, var_c = posterior.predict(post_c, x[:3], z[:3])
+    mu_c, var_c = moments.predict(post_c, x[:3], z[:3])
     assert np.all(np.isfinite(mu_c)) and np.all(np.isfinite(var_c))
     np.testing.assert_allclose(mu_c, 2.5, atol=1e-6)
 

@@ -13,7 +13,7 @@ import pytest
 from scipy import integrate, special, stats
 
 from mumbo_jax.acquisition import acquisitions, fantasy, gibbon
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 
 # --------------------------------------------------------------------------- fixtures
 
@@ -231,7 +231,7 @@ def test_candidate_factors_repeat_joint_moments():
     post, _ = _icm_post()
     x, z = _candidates(post.spec)
     fac = jax.jit(fantasy.candidate_factors)(post, jnp.asarray(x), jnp.asarray(z), TARGET)
-    mom = posterior.joint_moments(post, x, z, TARGET)
+    mom = moments.joint_moments(post, x, z, TARGET)
     s, m = post.scaling.y_scale, post.scaling.y_mean
     for got, ref in ((fac.mu_g * s + m, mom.mu_g), (fac.var_g * s * s, mom.var_g), (fac.mu_y * s + m, mom.mu_y),
                      (fac.var_y * s * s, mom.var_y), (fac.cov * s * s, mom.cov)):
@@ -250,7 +250,7 @@ def test_observation_cov_and_log_det_against_dense_numpy():
     # the batch gain = its log-det part + the quality sum
     gstar = _gstar(y)
     gain = float(gibbon.gibbon_batch_gain(post, x, z, TARGET, gstar))
-    quality = np.asarray(gibbon.gibbon_quality(*posterior.joint_moments(post, x, z, TARGET), gstar))
+    quality = np.asarray(gibbon.gibbon_quality(*moments.joint_moments(post, x, z, TARGET), gstar))
     assert gain == pytest.approx(_np_half_logdet_corr(ref) + quality.sum(), rel=1e-8)
 
 
@@ -259,7 +259,7 @@ def test_pending_moments_against_dense_numpy_conditioning():
     x, z = _candidates(post.spec)
     xp, zp = _candidates(post.spec, 2, seed=7)
     got = fantasy.pending_moments(post, x, z, TARGET, xp, zp)
-    before = posterior.joint_moments(post, x, z, TARGET)
+    before = moments.joint_moments(post, x, z, TARGET)
     z0 = np.zeros(len(z), int)
     var_f = np.diag(_np_posterior_cov(post, x, z, x, z, xp, zp))
     var_g = np.diag(_np_posterior_cov(post, x, z0, x, z0, xp, zp))
@@ -288,7 +288,7 @@ def test_pending_moments_equal_a_fantasized_posterior(kind):
     rng = np.random.default_rng(3)
     xc, xp = rng.uniform(size=(9, 2)), rng.uniform(size=(2, 2))
     fast = fantasy.pending_moments(post, xc, zc, target, xp, zp)
-    slow = posterior.joint_moments(fantasy.fantasize(post, xp, zp), xc, zc, target)
+    slow = moments.joint_moments(fantasy.fantasize(post, xp, zp), xc, zc, target)
     for a, b in zip(fast, slow):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)
 
@@ -307,7 +307,7 @@ def test_greedy_batch_with_pending_matches_dense_gain():
     # and against numpy: log det over pending + batch, minus the pending part, + quality
     xa, za = np.concatenate([xp, b.x]), np.concatenate([zp, b.z])
     cov = _np_obs_cov(post, xa, za)
-    quality = np.asarray(gibbon.gibbon_quality(*posterior.joint_moments(post, b.x, b.z, TARGET), gstar))
+    quality = np.asarray(gibbon.gibbon_quality(*moments.joint_moments(post, b.x, b.z, TARGET), gstar))
     ref = _np_half_logdet_corr(cov) - _np_half_logdet_corr(cov[:2, :2]) + quality.sum()
     assert dense == pytest.approx(ref, rel=1e-8)
     # each slot was the best increment given what came before (brute force over candidates)
@@ -339,7 +339,7 @@ def test_q1_batch_is_the_gibbon_argmax():
     post, y = _icm_post()
     x, z = _candidates(post.spec)
     gstar = _gstar(y)
-    quality = np.asarray(gibbon.gibbon_quality(*posterior.joint_moments(post, x, z, TARGET), gstar))
+    quality = np.asarray(gibbon.gibbon_quality(*moments.joint_moments(post, x, z, TARGET), gstar))
     b = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 1)
     assert int(b.index[0]) == int(np.argmax(quality))
     assert float(b.gain[0]) == pytest.approx(quality.max(), rel=1e-10)
@@ -360,7 +360,7 @@ def test_mumbo_quality_batch_of_one_is_mumbo_and_slots_add_up():
     x, z = _candidates(post.spec)
     xp, zp = _candidates(post.spec, 2, seed=9)
     gstar = _gstar(y)
-    mumbo = np.asarray(acquisitions.mumbo_gain(*posterior.joint_moments(post, x, z, TARGET), gstar))
+    mumbo = np.asarray(acquisitions.mumbo_gain(*moments.joint_moments(post, x, z, TARGET), gstar))
     cost = np.where(z == 0, 10.0, 1.0)
     b1 = gibbon.gibbon_batch(post, TARGET, gstar, x, z, 1, cost=cost, quality="mumbo")
     assert int(b1.index[0]) == int(np.argmax(mumbo / cost))
@@ -369,8 +369,8 @@ def test_mumbo_quality_batch_of_one_is_mumbo_and_slots_add_up():
     dense = float(gibbon.gibbon_batch_gain(post, b.x, b.z, TARGET, gstar, xp, zp, quality="mumbo"))
     assert float(np.sum(b.gain)) == pytest.approx(dense, rel=1e-8, abs=1e-12)
     bound = float(gibbon.gibbon_batch_gain(post, b.x, b.z, TARGET, gstar, xp, zp))
-    g = np.asarray(acquisitions.mumbo_gain(*posterior.joint_moments(post, b.x, b.z, TARGET), gstar))
-    q = np.asarray(gibbon.gibbon_quality(*posterior.joint_moments(post, b.x, b.z, TARGET), gstar))
+    g = np.asarray(acquisitions.mumbo_gain(*moments.joint_moments(post, b.x, b.z, TARGET), gstar))
+    q = np.asarray(gibbon.gibbon_quality(*moments.joint_moments(post, b.x, b.z, TARGET), gstar))
     assert dense - bound == pytest.approx(float(np.sum(g - q)), rel=1e-6, abs=1e-10)
     assert np.all(g >= q - 1e-9)
     with pytest.raises(ValueError, match="quality must be one of"):
@@ -411,7 +411,7 @@ def test_adding_an_uncorrelated_point_adds_its_quality():
     xn, zn = np.array([[0.5, -0.8]]), np.array([0])
     before = float(gibbon.gibbon_batch_gain(post, xb, zb, TARGET, gstar))
     after = float(gibbon.gibbon_batch_gain(post, np.concatenate([xb, xn]), np.concatenate([zb, zn]), TARGET, gstar))
-    q_new = float(gibbon.gibbon_quality(*posterior.joint_moments(post, xn, zn, TARGET), gstar)[0])
+    q_new = float(gibbon.gibbon_quality(*moments.joint_moments(post, xn, zn, TARGET), gstar)[0])
     assert q_new > 0
     assert after - before == pytest.approx(q_new, rel=1e-9)
     assert after >= before
@@ -422,7 +422,7 @@ def test_log_det_part_never_increases_and_quality_never_decreases():
     gstar = _gstar(y)
     x, z = _candidates(post.spec, 6, seed=11)
     cov = np.asarray(fantasy.observation_cov(post, x, z))
-    mom = posterior.joint_moments(post, x, z, TARGET)
+    mom = moments.joint_moments(post, x, z, TARGET)
     quality = np.asarray(gibbon.gibbon_quality(*mom, gstar))
     ld = [float(gibbon.log_det_correlation(cov[:k, :k])) for k in range(7)]
     assert np.all(np.diff(ld) <= 1e-14)
@@ -433,7 +433,7 @@ def test_repeat_of_a_noise_free_pending_point_gains_nothing():
     post, y = _icm_post(noise_free=True)  # noise at the model's floor: a noise-free target
     gstar = _gstar(y)
     x, z = _candidates(post.spec)
-    mu_g = np.asarray(posterior.joint_moments(post, x, z, TARGET).mu_g)
+    mu_g = np.asarray(moments.joint_moments(post, x, z, TARGET).mu_g)
     c = int(np.argmin(np.where(z == 0, mu_g, np.inf)))  # a target point, far below g*
     xp, zp = x[c:c + 1], z[c:c + 1]
     alone = float(gibbon.gibbon_batch_gain(post, xp, zp, TARGET, gstar))
@@ -457,7 +457,7 @@ def test_kriging_believer_batch_is_sequential_mumbo_on_fantasies():
     for k in range(2):
         # independent route: a fantasized posterior on pending + slots so far, then MUMBO
         fx, fz = np.concatenate([xp, b.x[:k]]), np.concatenate([zp, b.z[:k]])
-        gains = acquisitions.mumbo_gain(*posterior.joint_moments(fantasy.fantasize(post, fx, fz), x, z, TARGET),
+        gains = acquisitions.mumbo_gain(*moments.joint_moments(fantasy.fantasize(post, fx, fz), x, z, TARGET),
                                         gstar)
         assert int(b.index[k]) == int(np.argmax(gains))
         assert float(b.gain[k]) == pytest.approx(float(np.max(gains)), rel=1e-6)

@@ -413,11 +413,11 @@ def _posterior_2fid(seed=0, n=24, lengthscale=None):
 
 
 def test_sample_gstar_above_best_posterior_mean_and_methods_agree():
-    from mumbo_jax.gp import posterior
+    from mumbo_jax.gp import moments, posterior
 
     spec, post, x = _posterior_2fid()
     target = posterior.target_fidelity(0)
-    mu_eval, _ = posterior.target_moments(post, x, target)
+    mu_eval, _ = moments.target_moments(post, x, target)
     g_gumbel = maxvalue.sample_gstar(jax.random.PRNGKey(0), post, target, n_samples=2000)
     g_exact = maxvalue.sample_gstar(jax.random.PRNGKey(1), post, target, n_samples=2000, method="exact")
     for g in (g_gumbel, g_exact):
@@ -427,7 +427,7 @@ def test_sample_gstar_above_best_posterior_mean_and_methods_agree():
     # a dense grid of posterior means bounds the max from below: the median sample of a
     # maximum lies above the largest mean
     grid = np.column_stack([np.linspace(0, 1, 4000), np.tile(np.linspace(-2, 2, 80), 50)])
-    mu_grid, _ = posterior.target_moments(post, grid, target)
+    mu_grid, _ = moments.target_moments(post, grid, target)
     assert np.median(g_gumbel) > np.max(mu_grid) and np.median(g_exact) > np.max(mu_grid)
     # the mean-field Gumbel treats correlated grid points as independent, which can only
     # push the maximum up: its median is not below the exact sampler's
@@ -487,14 +487,14 @@ def _large_posterior(n=700, seed=0):
 
 
 def test_target_moments_where_bounds_then_computes_the_needed_points():
-    from mumbo_jax.gp import posterior
+    from mumbo_jax.gp import moments, posterior
 
     post = _large_posterior()
     target = posterior.target_fidelity(0)
     grid = np.column_stack([np.random.default_rng(1).uniform(size=3000), np.random.default_rng(2).uniform(-2, 2, 3000)])
-    mean, var = posterior.target_moments(post, grid, target)
-    every = posterior.target_moments_where(post, grid, target, lambda m, v: jnp.ones(m.shape, bool), 128)
-    none = posterior.target_moments_where(post, grid, target, lambda m, v: jnp.zeros(m.shape, bool), 128)
+    mean, var = moments.target_moments(post, grid, target)
+    every = moments.target_moments_where(post, grid, target, lambda m, v: jnp.ones(m.shape, bool), 128)
+    none = moments.target_moments_where(post, grid, target, lambda m, v: jnp.zeros(m.shape, bool), 128)
     np.testing.assert_array_equal(np.asarray(every[0]), np.asarray(mean))
     np.testing.assert_allclose(np.asarray(every[1]), np.asarray(var), rtol=1e-9, atol=1e-14)
     np.testing.assert_array_equal(np.asarray(none[0]), np.asarray(mean))
@@ -502,18 +502,18 @@ def test_target_moments_where_bounds_then_computes_the_needed_points():
     assert np.all(np.asarray(none[1]) >= np.asarray(var) * (1 - 1e-9))
     assert np.median(np.asarray(none[1]) / np.asarray(var)) > 2.0
     # the bound with every row is the exact variance
-    whole = posterior.target_moments_where(post, grid, target, lambda m, v: jnp.zeros(m.shape, bool), 10_000)
+    whole = moments.target_moments_where(post, grid, target, lambda m, v: jnp.zeros(m.shape, bool), 10_000)
     np.testing.assert_allclose(np.asarray(whole[1]), np.asarray(var), rtol=1e-9, atol=1e-14)
     # the needed points (those whose mean is above the median) are exact, the others bounds
     needed = lambda m, v: m > jnp.median(m)
-    some = posterior.target_moments_where(post, grid, target, needed, 128)
+    some = moments.target_moments_where(post, grid, target, needed, 128)
     high = np.asarray(mean) > np.median(np.asarray(mean))
     np.testing.assert_allclose(np.asarray(some[1])[high], np.asarray(var)[high], rtol=1e-9, atol=1e-14)
     assert np.all(np.asarray(some[1]) >= np.asarray(var) * (1 - 1e-9))
 
 
 def test_sample_gstar_prunes_from_prune_from_rows_with_the_same_samples(monkeypatch):
-    from mumbo_jax.gp import posterior
+    from mumbo_jax.gp import moments, posterior
 
     post = _large_posterior()
     target = posterior.target_fidelity(0)
@@ -530,7 +530,7 @@ def test_sample_gstar_prunes_from_prune_from_rows_with_the_same_samples(monkeypa
     # most of a grid is pruned here, so the test exercises the pruned path: on this
     # 20,000-point grid a few thousand points are needed
     grid = np.random.default_rng(3).uniform(size=(20_000, 2)) * [1, 4] - [0, 2]
-    mean, var = posterior.target_moments_where(post, grid, target, maxvalue.can_move_quartiles, 128)
+    mean, var = moments.target_moments_where(post, grid, target, maxvalue.can_move_quartiles, 128)
     assert 100 < int(jnp.sum(maxvalue.can_move_quartiles(mean, var))) <= 4096
 
 

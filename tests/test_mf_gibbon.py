@@ -18,7 +18,7 @@ from scipy import integrate, special, stats
 from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import rules, stages
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 from mumbo_jax.rules_contrib import mf_gibbon
 from tests.bo_helpers import FAST, with_
 
@@ -61,7 +61,7 @@ def _candidates(m=12):
 
 
 def _gamma_rho(post, x, z, gstar):
-    mom = posterior.joint_moments(post, x, z, TARGET)
+    mom = moments.joint_moments(post, x, z, TARGET)
     gamma = (gstar - np.asarray(mom.mu_g)) / np.sqrt(np.asarray(mom.var_g))
     rho = np.asarray(mom.cov) / np.sqrt(np.asarray(mom.var_g) * np.asarray(mom.var_y))
     return gamma, rho, mom
@@ -74,7 +74,7 @@ def test_mf_gibbon_is_a_lower_bound_of_the_exact_gain_by_quadrature(gamma):
     over several g* samples against the mean of the exact gains."""
     post = _posterior([[0.9, 0.2], [0.6, 0.5]])
     x, z = _candidates()
-    mom = posterior.joint_moments(post, x, z, TARGET)
+    mom = moments.joint_moments(post, x, z, TARGET)
     sd = jnp.sqrt(mom.var_g)
     per_candidate = jax.vmap(lambda xi, zi, gi: mf_gibbon.mf_gibbon_gain(post, TARGET, gi, xi[None], zi[None])[0])
     gstar = mom.mu_g + gamma * sd

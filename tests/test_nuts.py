@@ -12,7 +12,7 @@ from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import incumbent, rules  # noqa: E402
 from mumbo_jax.bo.asktell import AskTell  # noqa: E402
 from mumbo_jax.bo.settings import make_task  # noqa: E402
-from mumbo_jax.gp import fitting, marginal, models, posterior  # noqa: E402
+from mumbo_jax.gp import fitting, marginal, models, moments, posterior  # noqa: E402
 from tests.bo_helpers import FAST, drive, with_  # noqa: E402
 from tests.test_calibration import calibration_data  # noqa: E402
 
@@ -60,7 +60,7 @@ def test_mixture_moments_are_the_law_of_total_variance(fitted):
     assert marginal.is_stacked(post) and not marginal.is_stacked(singles[0])
     target = posterior.target_fidelity(0)
     xq = jnp.asarray(np.random.default_rng(2).uniform(size=(7, 2)))
-    mus, vs = zip(*[(np.asarray(m), np.asarray(v)) for m, v in (posterior.target_moments(p, xq, target)
+    mus, vs = zip(*[(np.asarray(m), np.asarray(v)) for m, v in (moments.target_moments(p, xq, target)
                                                                 for p in singles)])
     mus, vs = np.stack(mus), np.stack(vs)
     mean, var = marginal.target_moments(post, xq, target)
@@ -82,7 +82,7 @@ def test_mumbo_on_samples_is_the_mean_of_the_per_sample_gains(fitted):
     target = posterior.target_fidelity(0)
     rng = np.random.default_rng(3)
     xq, zq = jnp.asarray(rng.uniform(size=(9, 2))), jnp.asarray(rng.integers(0, 2, 9))
-    mv = [posterior.target_moments(p, xq, target) for p in singles]
+    mv = [moments.target_moments(p, xq, target) for p in singles]
     top = max(float(jnp.max(m)) for m, _ in mv)
     sd = max(float(jnp.sqrt(jnp.max(v))) for _, v in mv)
     gstar = jnp.asarray(top + sd * (0.5 + np.abs(rng.standard_normal((3, 5)))))  # g* just above the means

@@ -10,7 +10,7 @@ import tinygp
 
 import mumbo_jax
 from mumbo_jax.benchmarks import problems
-from mumbo_jax.gp import kernels, models, posterior
+from mumbo_jax.gp import kernels, models, moments
 
 from .bo_helpers import FAST
 
@@ -62,7 +62,7 @@ def test_own_model_fits_and_predicts_like_numpy():
 
     # prediction at the target against a dense numpy GP with the fitted hyper-parameters
     xs = np.linspace(0.0, 1.0, 9)[:, None]
-    mean, var = posterior.predict(post, xs, np.zeros(9, int))
+    mean, var = moments.predict(post, xs, np.zeros(9, int))
 
     def k(x1, z1, x2, z2):
         r2 = np.sum(((x1[:, None, :] - x2[None, :, :]) / np.exp(p["log_ls"])) ** 2, axis=-1)
@@ -84,8 +84,8 @@ def test_own_model_fits_and_predicts_like_numpy():
     np.testing.assert_allclose(float(objective(spec, post.params, scaling, jnp.asarray(x), jnp.asarray(z),
                                                jnp.asarray(y), jnp.ones(len(y)))), nlml(post.params),
                                rtol=1e-10)  # one fused program against op by op; the fitted noise is tiny
-    moments = mumbo_jax.joint_moments(post, xs, np.ones(9, int), mumbo_jax.target_fidelity(0))
-    assert np.all(np.isfinite(np.asarray(moments.cov))) and np.all(np.asarray(moments.var_y) > 0)
+    mom = mumbo_jax.joint_moments(post, xs, np.ones(9, int), mumbo_jax.target_fidelity(0))
+    assert np.all(np.isfinite(np.asarray(mom.cov))) and np.all(np.asarray(mom.var_y) > 0)
 
 
 def test_own_model_drives_asktell():

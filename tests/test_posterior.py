@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 
 BOUNDS = [(-1.0, 2.0), (10.0, 20.0)]
 ZB = (0.1, 2.0)
@@ -152,7 +152,7 @@ def test_joint_moments_match_dense_numpy(kind, ti):
     p = models.random_params(spec, jax.random.PRNGKey(3))
     post = posterior.condition(spec, p, x, z, y)
     xc, zc, _ = make_data(spec, 9, seed=2)
-    got = posterior.joint_moments(post, xc, zc, target)
+    got = moments.joint_moments(post, xc, zc, target)
     ref = dense_reference(spec, p, x, z, y, xc, zc, target)
     for name in ref:
         np.testing.assert_allclose(np.asarray(getattr(got, name)), ref[name], rtol=1e-6, atol=1e-8, err_msg=name)
@@ -166,9 +166,9 @@ def test_fidelity_grid_matches_pairwise(kind):
     post = posterior.condition(spec, models.default_params(spec), x, z, y)
     xc, _, _ = make_data(spec, 6, seed=5)
     fids = jnp.arange(3) if spec.discrete else jnp.asarray([0.2, 1.0, 2.0])
-    grid = posterior.joint_moments_fidelities(post, xc, fids, target)
+    grid = moments.joint_moments_fidelities(post, xc, fids, target)
     for i, f in enumerate(fids):
-        pair = posterior.joint_moments(post, xc, jnp.full(6, f), target)
+        pair = moments.joint_moments(post, xc, jnp.full(6, f), target)
         for a, b in zip(grid, pair):
             np.testing.assert_allclose(a[i], b, rtol=1e-10, atol=1e-12)
 
@@ -179,13 +179,13 @@ def test_target_joint_and_predict_consistent():
     post = posterior.condition(spec, models.default_params(spec), x, z, y)
     xc, _, _ = make_data(spec, 8, seed=7)
     target = posterior.task_mean(3)
-    mean, cov = posterior.target_joint(post, xc, target)
-    mu_g, var_g = posterior.target_moments(post, xc, target)
+    mean, cov = moments.target_joint(post, xc, target)
+    mu_g, var_g = moments.target_moments(post, xc, target)
     np.testing.assert_allclose(mean, mu_g, rtol=1e-10)
     np.testing.assert_allclose(np.diag(cov), var_g, rtol=1e-8)
     assert np.all(np.linalg.eigvalsh(cov) > -1e-8)
     # the mean over tasks of the per-task predictions equals the task-mean target
-    means = [posterior.predict(post, xc, jnp.full(8, k))[0] for k in range(3)]
+    means = [moments.predict(post, xc, jnp.full(8, k))[0] for k in range(3)]
     np.testing.assert_allclose(np.mean(means, axis=0), mu_g, rtol=1e-10)
 
 
@@ -200,8 +200,8 @@ def test_padding_mask_changes_nothing():
     mask = np.concatenate([np.ones(15), np.zeros(5)])
     post_p = posterior.condition(spec, p, xp, zp, yp, mask=mask)
     xc, zc, _ = make_data(spec, 7, seed=9)
-    for a, b in zip(posterior.joint_moments(post, xc, zc, TARGETS["icm"][0]),
-                    posterior.joint_moments(post_p, xc, zc, TARGETS["icm"][0])):
+    for a, b in zip(moments.joint_moments(post, xc, zc, TARGETS["icm"][0]),
+                    moments.joint_moments(post_p, xc, zc, TARGETS["icm"][0])):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
@@ -228,7 +228,7 @@ def test_moments_differentiable_in_x():
     target = posterior.target_value(2.0)
 
     def total(xc):
-        m = posterior.joint_moments(post, xc, jnp.full(4, 1.0), target)
+        m = moments.joint_moments(post, xc, jnp.full(4, 1.0), target)
         return sum(jnp.sum(a) for a in m)
 
     xc = jnp.asarray(make_data(spec, 4, seed=11)[0])
@@ -257,7 +257,7 @@ def test_bad_inputs_raise_clear_errors():
         posterior.condition(spec, p, x, z, y_bad)
     post = posterior.condition(spec, p, x, z, y)
     with pytest.raises(ValueError, match="target fidelity"):
-        posterior.joint_moments(post, x, z, posterior.target_fidelity(5))
+        moments.joint_moments(post, x, z, posterior.target_fidelity(5))
     with pytest.raises(ValueError, match="lower bound must be below upper bound"):
         models.icm_model([(1.0, 0.0)], 2)
     with pytest.raises(ValueError, match="outside its bounds"):
@@ -290,7 +290,7 @@ def test_predict_at_training_points_jitted(n_fid, n, size):
     p = models.random_params(spec, jax.random.PRNGKey(1))
     post = posterior.condition(spec, p, np.concatenate([x, np.zeros((pad, 1))]),
                                np.concatenate([z, np.zeros(pad, int)]), np.concatenate([y, np.zeros(pad)]), mask)
-    mu, _ = posterior.predict(post, x, z)
+    mu, _ = moments.predict(post, x, z)
     K = np_kernel(spec, p, x, z, x, z)
     noise = spec.noise_floor + np.exp(np.asarray(p["log_noise"]))
     ys = (y - y.mean()) / y.std()
@@ -332,21 +332,21 @@ def test_target_floor_is_checked():
 
 
 def test_many_points_in_chunks_match_dense_numpy():
-    """g*'s grid path: more than posterior.CHUNK points go through lax.map in blocks
+    """g*'s grid path: more than moments.CHUNK points go through lax.map in blocks
     (the last one padded) and match the one-block path and a dense numpy reference,
     on a posterior over more than linalg.BASE_BLOCK rows (the blocked inverse)."""
     spec, target = SPECS["icm"], TARGETS["icm"][0]
     x, z, y = make_data(spec, 90, seed=4)
     p = models.random_params(spec, jax.random.PRNGKey(5))
     post = posterior.condition(spec, p, x, z, y)
-    xc, zc, _ = make_data(spec, posterior.CHUNK + 37, seed=6)
-    mean, var = posterior.target_moments(post, xc, target)
-    assert mean.shape == var.shape == (posterior.CHUNK + 37,)
-    half = posterior.CHUNK // 2
-    parts = [posterior.target_moments(post, xc[i:i + half], target) for i in range(0, xc.shape[0], half)]
+    xc, zc, _ = make_data(spec, moments.CHUNK + 37, seed=6)
+    mean, var = moments.target_moments(post, xc, target)
+    assert mean.shape == var.shape == (moments.CHUNK + 37,)
+    half = moments.CHUNK // 2
+    parts = [moments.target_moments(post, xc[i:i + half], target) for i in range(0, xc.shape[0], half)]
     np.testing.assert_allclose(np.asarray(mean), np.concatenate([m for m, _ in parts]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.asarray(var), np.concatenate([v for _, v in parts]), rtol=1e-10, atol=1e-14)
-    pick = np.r_[0:3, posterior.CHUNK - 1:posterior.CHUNK + 2, -3:0]
+    pick = np.r_[0:3, moments.CHUNK - 1:moments.CHUNK + 2, -3:0]
     ref = dense_reference(spec, p, x, z, y, xc[pick], zc[pick], target)
     np.testing.assert_allclose(np.asarray(mean)[pick], ref["mu_g"], rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(np.asarray(var)[pick], ref["var_g"], rtol=1e-6, atol=1e-8)

@@ -15,7 +15,7 @@ import pytest
 
 from mumbo_jax.gp import precision
 
-MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "modelbase", "models", "fitting", "posterior", "costmodel",
+MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "modelbase", "models", "fitting", "posterior", "moments", "costmodel",
                                                "linalg", "marginal")] + [
     "mumbo_jax.acquisition." + m for m in ("maxvalue", "acquisitions", "baselines")] + ["mumbo_jax.draws"]
 
@@ -41,9 +41,10 @@ EXEMPT = {
                             "check_inputs", "check_in_box", "check_data"},
     "mumbo_jax.gp.fitting": {"WARM_STEP", "lbfgs", "restart_inits", "starts_batching", "gaussian_nll", "matern52_gram"},
     "mumbo_jax.gp.linalg": {"BASE_BLOCK", "TRI_MATMUL_BLOCK", "cholesky_symmetric", "tri_inv", "lower_gram", "tri_matmul"},
-    "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Moments", "Posterior",
+    "mumbo_jax.gp.posterior": {"Target", "target_fidelity", "target_value", "task_mean", "Posterior",
                                "Masked", "noise_index", "masked_gp", "observation_diag", "covariance", "standardise", "internal_target",
-                               "check_target", "target_part", "evaluated_inputs", "CHUNK"},
+                               "check_target", "evaluated_inputs"},
+    "mumbo_jax.gp.moments": {"Moments", "target_part", "CHUNK"},
     "mumbo_jax.gp.marginal": {"is_stacked", "first", "stack", "n_samples", "map_params", "mean_over_samples"},
     "mumbo_jax.gp.costmodel": {"PREDICTIONS", "CostModel", "continuous_cost_model", "discrete_cost_model",
                                "cost_model_for", "FittedCost"},
@@ -62,7 +63,7 @@ EXEMPT = {
 SCRIPT = textwrap.dedent('''
     import json
     import jax, jax.numpy as jnp, numpy as np
-    from mumbo_jax.gp import costmodel, fitting, marginal, models, posterior, precision
+    from mumbo_jax.gp import costmodel, fitting, marginal, models, moments, posterior, precision
     from mumbo_jax.acquisition import acquisitions as acq, baselines as bl, maxvalue as mv
     from mumbo_jax import draws
 
@@ -99,17 +100,17 @@ SCRIPT = textwrap.dedent('''
         "mumbo_jax.gp.marginal.target_moments": lambda: marginal.target_moments(post, xc, t),
         "mumbo_jax.gp.marginal.target_joint": lambda: marginal.target_joint(post, xc, t),
         "mumbo_jax.gp.posterior.condition": lambda: posterior.condition(spec, params, x, z, y),
-        "mumbo_jax.gp.posterior.joint_moments": lambda: posterior.joint_moments(post, xc, zc, t),
-        "mumbo_jax.gp.posterior.joint_moments_fidelities": lambda: posterior.joint_moments_fidelities(post, xc, [0, 1], t),
-        "mumbo_jax.gp.posterior.target_moments": lambda: posterior.target_moments(post, xc, t),
-        "mumbo_jax.gp.posterior.target_moments_where": lambda: posterior.target_moments_where(
+        "mumbo_jax.gp.moments.joint_moments": lambda: moments.joint_moments(post, xc, zc, t),
+        "mumbo_jax.gp.moments.joint_moments_fidelities": lambda: moments.joint_moments_fidelities(post, xc, [0, 1], t),
+        "mumbo_jax.gp.moments.target_moments": lambda: moments.target_moments(post, xc, t),
+        "mumbo_jax.gp.moments.target_moments_where": lambda: moments.target_moments_where(
             post, xc, t, lambda m, v: m > 0, 4),
-        "mumbo_jax.gp.posterior.incumbent": lambda: posterior.incumbent(post, t),
+        "mumbo_jax.gp.moments.incumbent": lambda: moments.incumbent(post, t),
         "mumbo_jax.gp.posterior.loo_zscores": lambda: posterior.loo_zscores(post),
         "mumbo_jax.gp.posterior.loo_log_density": lambda: posterior.loo_log_density(post),
         "mumbo_jax.gp.posterior.recondition": lambda: posterior.recondition(post, post.mask),
-        "mumbo_jax.gp.posterior.target_joint": lambda: posterior.target_joint(post, xc, t),
-        "mumbo_jax.gp.posterior.predict": lambda: posterior.predict(post, xc, zc),
+        "mumbo_jax.gp.moments.target_joint": lambda: moments.target_joint(post, xc, t),
+        "mumbo_jax.gp.moments.predict": lambda: moments.predict(post, xc, zc),
         "mumbo_jax.gp.costmodel.fit_cost": lambda: costmodel.fit_cost(cm, x, x[:, 0], np.exp(y)),
         "mumbo_jax.gp.costmodel.log_cost_moments": lambda: costmodel.log_cost_moments(fitted, xc, xc[:, 0]),
         "mumbo_jax.gp.costmodel.predict_cost": lambda: costmodel.predict_cost(fitted, xc, xc[:, 0]),

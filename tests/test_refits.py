@@ -10,7 +10,7 @@ import pytest
 from mumbo_jax import AskTell, BOSettings, FitSettings
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import refits, stages
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 from tests.bo_helpers import FAST, drive, with_
 
 # Forrester: 6 design rows; from the 8th observation on, refits when the data grow by 25 %
@@ -65,8 +65,8 @@ def test_carried_posterior_is_the_held_models_exact_posterior():
                                             buffers.mask, post.scaling)
                 xq = np.linspace(0, 1, 9)[:, None]
                 for zq in (0, 1, 2):
-                    got = posterior.predict(post, xq, np.full(9, zq))
-                    want = posterior.predict(fresh, xq, np.full(9, zq))
+                    got = moments.predict(post, xq, np.full(9, zq))
+                    want = moments.predict(fresh, xq, np.full(9, zq))
                     np.testing.assert_allclose(got[0], want[0], rtol=1e-8, atol=1e-10)
                     np.testing.assert_allclose(got[1], want[1], rtol=1e-8, atol=1e-10)
                 # the scaling is the anchor's, not the one of all the data
@@ -130,7 +130,7 @@ def test_believer_by_appends_is_the_believer_posterior():
     b = stages.believe_stage(opt.task, post, buffers, n, xp, zp)
     xq = np.linspace(0, 1, 11)[:, None]
     for zq in (0, 2):
-        for got, want in zip(posterior.predict(a, xq, np.full(11, zq)), posterior.predict(b, xq, np.full(11, zq))):
+        for got, want in zip(moments.predict(a, xq, np.full(11, zq)), moments.predict(b, xq, np.full(11, zq))):
             np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
     np.testing.assert_array_equal(np.asarray(post.chol_inv), before)
     # an ask with a pending point in the thinned regime runs through it
@@ -156,5 +156,5 @@ def test_a_repeated_noiseless_point_refactorises_with_one_warning():
     assert len(seen) == 1
     for a in (out.chol_inv, out.alpha):
         assert np.all(np.isfinite(np.asarray(a)))
-    mu, var = posterior.predict(out, x[:3], z[:3].astype(int))
+    mu, var = moments.predict(out, x[:3], z[:3].astype(int))
     assert np.all(np.isfinite(np.asarray(mu))) and np.all(np.asarray(var) >= 0)

@@ -14,7 +14,7 @@ from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import incumbent, robust, rules, stages
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax import BOSettings
-from mumbo_jax.gp import models, posterior, reliability
+from mumbo_jax.gp import models, moments, posterior, reliability
 from tests import bo_helpers
 
 # the small settings of the other BO tests (their programs are shared within a test run)
@@ -71,7 +71,7 @@ def test_recondition_matches_dense_conditioning():
     z_new = np.where(keep & (z == 1) & (extra > 0), 0, z)  # some rows moved to the target
     xt = rng.uniform(size=(5, 2))
     # one compiled program (op by op, JAX would compile every primitive's shapes)
-    mu, var = jax.jit(lambda p, *a: posterior.target_moments(posterior.recondition(p, *a[:4]), a[4], target))(
+    mu, var = jax.jit(lambda p, *a: moments.target_moments(posterior.recondition(p, *a[:4]), a[4], target))(
         post, jnp.asarray(keep, float), jnp.asarray(z_new, jnp.int32), jnp.asarray(ys), jnp.asarray(extra),
         jnp.asarray(xt))
     ref_mu, ref_var = _dense_target(spec, post, params, x, z_new, ys, np.flatnonzero(keep), extra, xt)

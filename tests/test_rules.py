@@ -12,7 +12,7 @@ from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax import BOSettings, make_task
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 
 
 BUILTIN = ("mumbo", "mes", "random", "ei", "ucb", "mt_ei", "mf_gp_ucb", "boca", "mtbo")
@@ -125,7 +125,7 @@ def _cheap_outlier_posterior():
 def test_incumbent_rules_against_a_direct_argmax():
     from mumbo_jax.bo.incumbent import incumbent_by_rule as incumbent
     task, post, x, z, y = _cheap_outlier_posterior()
-    mu, var = (np.asarray(a) for a in posterior.target_moments(post, jnp.asarray(x), task.target))
+    mu, var = (np.asarray(a) for a in moments.target_moments(post, jnp.asarray(x), task.target))
     i_mean, v_mean = incumbent(post, task.target, "mean")
     assert int(i_mean) == int(np.argmax(mu)) == 5
     np.testing.assert_allclose(float(v_mean), mu[5], rtol=1e-10)
@@ -160,9 +160,9 @@ def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
     u = np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)), -1).reshape(-1, 2)
     b = np.asarray(task.spec.bounds)
     grid = b[:, 0] + u * (b[:, 1] - b[:, 0])
-    mu_grid, _ = posterior.target_moments(post, jnp.asarray(grid), task.target)
-    mu_rows, _ = posterior.target_moments(post, jnp.asarray(x), task.target)
-    mu_x, var_x = posterior.target_moments(post, xg[None], task.target)
+    mu_grid, _ = moments.target_moments(post, jnp.asarray(grid), task.target)
+    mu_rows, _ = moments.target_moments(post, jnp.asarray(x), task.target)
+    mu_x, var_x = moments.target_moments(post, xg[None], task.target)
     np.testing.assert_allclose(float(mg), float(mu_x[0]), rtol=1e-12)
     np.testing.assert_allclose(float(sg), float(np.sqrt(var_x[0])), rtol=1e-10)
     assert float(mg) >= float(np.max(mu_rows)) - 1e-12
@@ -170,9 +170,9 @@ def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
     assert np.all(np.asarray(xg) >= b[:, 0]) and np.all(np.asarray(xg) <= b[:, 1])
     # "global_lcb": the lower bound's maximiser, never below the best row's lower bound
     xl, ml, sl = stages.recommend(task, post, rows, "global_lcb")
-    mu_g, var_g = posterior.target_moments(post, jnp.asarray(grid), task.target)
+    mu_g, var_g = moments.target_moments(post, jnp.asarray(grid), task.target)
     lcb_grid = np.asarray(mu_g) - 2 * np.sqrt(np.maximum(np.asarray(var_g), 0))
-    lcb_rows = np.asarray(mu_rows) - 2 * np.sqrt(np.maximum(np.asarray(posterior.target_moments(
+    lcb_rows = np.asarray(mu_rows) - 2 * np.sqrt(np.maximum(np.asarray(moments.target_moments(
         post, jnp.asarray(x), task.target)[1]), 0))
     assert float(ml - 2 * sl) >= float(np.max(lcb_rows)) - 1e-9
     assert float(ml - 2 * sl) >= float(np.max(lcb_grid)) - 1e-3 * float(np.ptp(lcb_grid))
@@ -184,7 +184,7 @@ def test_global_recommendation_maximises_the_posterior_mean_over_the_box():
 def test_best_inputs_are_the_top_posterior_means_best_first():
     from mumbo_jax.bo.incumbent import best_inputs
     task, post, x, z, y = _cheap_outlier_posterior()
-    mu = np.asarray(posterior.target_moments(post, jnp.asarray(x), task.target)[0])
+    mu = np.asarray(moments.target_moments(post, jnp.asarray(x), task.target)[0])
     top = np.argsort(-mu)[:4]
     np.testing.assert_allclose(np.asarray(best_inputs(post, task.target, 4)), x[top], atol=1e-12)
     # more anchors than observations: the padding rows are never chosen, the best repeats

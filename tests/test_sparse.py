@@ -5,7 +5,7 @@ import jax
 import numpy as np
 import pytest
 
-from mumbo_jax.gp import models, posterior, sparse
+from mumbo_jax.gp import models, moments, posterior, sparse
 
 
 def _post(spec, n, seed=0, size=None):
@@ -26,8 +26,8 @@ def test_all_rows_as_inducing_rows_is_the_exact_posterior():
     assert int(np.sum(np.asarray(sp.mask))) == 40  # padding rows never chosen
     xq = np.random.default_rng(5).uniform(size=(30, 2))
     for zq in (0, 1):
-        m_s, v_s = posterior.predict(sp, xq, np.full(30, zq))
-        m_e, v_e = posterior.predict(post, xq, np.full(30, zq))
+        m_s, v_s = moments.predict(sp, xq, np.full(30, zq))
+        m_e, v_e = moments.predict(post, xq, np.full(30, zq))
         np.testing.assert_allclose(m_s, m_e, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(v_s, v_e, rtol=1e-5, atol=1e-8)
     w = np.asarray(sp.chol_inv)
@@ -58,7 +58,7 @@ def test_subset_matches_a_dense_dtc_reference():
         mean_ref = kqu @ np.linalg.solve(S, kuf @ (y / lam))
         kqq = np.asarray(jax.vmap(lambda a, b: kern.evaluate((a, b), (a, b)))(xu_q, zu_q))
         var_ref = kqq - np.einsum("ij,ij->i", kqu @ (np.linalg.inv(kuu) - np.linalg.inv(S)), kqu)
-        m_s, v_s = posterior.predict(sp, xq, np.full(25, zq))
+        m_s, v_s = moments.predict(sp, xq, np.full(25, zq))
         s = float(post.scaling.y_scale)
         np.testing.assert_allclose((np.asarray(m_s) - float(post.scaling.y_mean)) / s, mean_ref, rtol=1e-6,
                                    atol=1e-7)
@@ -69,11 +69,11 @@ def test_accuracy_grows_with_m_and_nothing_is_nan():
     spec = models.icm_model([(0.0, 1.0)] * 2, 2, noise_floor=1e-6)
     post, _, _ = _post(spec, 300, seed=2, size=384)
     xq = np.random.default_rng(7).uniform(size=(200, 2))
-    m_e, v_e = posterior.predict(post, xq, np.zeros(200, int))
+    m_e, v_e = moments.predict(post, xq, np.zeros(200, int))
     errs = []
     for m in (16, 64, 256):
         sp = sparse.inducing_posterior(post, m)
-        m_s, v_s = posterior.predict(sp, xq, np.zeros(200, int))
+        m_s, v_s = moments.predict(sp, xq, np.zeros(200, int))
         assert np.all(np.isfinite(np.asarray(m_s))) and np.all(np.asarray(v_s) > 0)
         errs.append(float(np.max(np.abs(np.asarray(m_s) - np.asarray(m_e)))))
     assert errs[2] < errs[0]

@@ -11,7 +11,7 @@ from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import optimize, stages
 from mumbo_jax.bo.settings import make_task
-from mumbo_jax.gp import fitting, models, posterior
+from mumbo_jax.gp import fitting, models, moments, posterior
 from tests.bo_helpers import FAST, with_
 
 
@@ -50,17 +50,17 @@ def test_mt_ei_against_a_scipy_reference(discrete):
     prop = _propose(task, post, "mt_ei")
     grid = np.linspace(0.0, 1.0, 4001)[:, None]
     x_eval = np.asarray(post.scaling.x_lower + post.scaling.x_width * post.x)
-    mu0, var0 = (np.asarray(a) for a in posterior.predict(post, grid, np.zeros(len(grid), int)))
-    mu_e, _ = posterior.predict(post, x_eval, np.zeros(len(x_eval), int))
+    mu0, var0 = (np.asarray(a) for a in moments.predict(post, grid, np.zeros(len(grid), int)))
+    mu_e, _ = moments.predict(post, x_eval, np.zeros(len(x_eval), int))
     ei = _ei_reference(mu0, np.sqrt(var0), float(np.max(mu_e)))
     i = int(np.argmax(ei))
-    mu_x, var_x = (float(a[0]) for a in posterior.predict(post, np.asarray(prop.x)[None], np.zeros(1, int)))
+    mu_x, var_x = (float(a[0]) for a in moments.predict(post, np.asarray(prop.x)[None], np.zeros(1, int)))
     ei_x = float(_ei_reference(mu_x, np.sqrt(var_x), float(np.max(mu_e))))
     assert ei_x >= ei[i] * (1 - 1e-6), (ei_x, ei[i], grid[i])  # no grid point beats the polished x
     per_cost = []
     for z in range(3):
-        m, v = (float(a[0]) for a in posterior.predict(post, np.asarray(prop.x)[None], np.full(1, z)))
-        eta_z = float(np.max(posterior.predict(post, x_eval, np.full(len(x_eval), z))[0]))
+        m, v = (float(a[0]) for a in moments.predict(post, np.asarray(prop.x)[None], np.full(1, z)))
+        eta_z = float(np.max(moments.predict(post, x_eval, np.full(len(x_eval), z))[0]))
         per_cost.append(_ei_reference(m, np.sqrt(v), eta_z) / problems.get_problem("forrester").costs[z])
     assert int(prop.z) == int(np.argmax(per_cost))
     np.testing.assert_allclose(float(prop.score), max(per_cost), rtol=1e-6)
@@ -93,7 +93,7 @@ def test_mumbo_scores_the_declared_target(discrete):
     x, z = prop.x[None], jnp.atleast_1d(prop.z)
 
     def gain(target):
-        m = posterior.joint_moments(post, x, z, target)
+        m = moments.joint_moments(post, x, z, target)
         return float(acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)[0])
 
     np.testing.assert_allclose(float(prop.alpha), gain(posterior.target_fidelity(1)), rtol=1e-10)
@@ -101,7 +101,7 @@ def test_mumbo_scores_the_declared_target(discrete):
     # the incumbent follows the target too: the evaluated x with the best mean of f(., 1)
     i, mu = stages.incumbent_row(task1, post)
     x_eval = post.scaling.x_lower + post.scaling.x_width * post.x
-    mu1, _ = posterior.predict(post, x_eval, jnp.ones(x_eval.shape[0], int))
+    mu1, _ = moments.predict(post, x_eval, jnp.ones(x_eval.shape[0], int))
     # the design repeats each x at every fidelity: the best mean is tied across those rows
     # (to the last bit or not, by the reduction order), so the row's mean is checked, not its index
     mu1 = np.asarray(mu1)

@@ -5,7 +5,7 @@ import jax
 import numpy as np
 import pytest
 
-from mumbo_jax.gp import models, posterior, update
+from mumbo_jax.gp import models, moments, posterior, update
 
 
 def _data(spec, n, seed):
@@ -68,8 +68,8 @@ def test_long_sequence_with_growing_buffer_matches_fresh_factorisation(kind):
     fresh = _fresh(spec, params, scaling, x, z, y, post.mask.shape[0])
     xq, zq, _ = _data(spec, 50, 9)
     zq_in = zq.astype(int) if spec.discrete else zq
-    mu_u, var_u = posterior.predict(post, xq, zq_in)
-    mu_f, var_f = posterior.predict(fresh, xq, zq_in)
+    mu_u, var_u = moments.predict(post, xq, zq_in)
+    mu_f, var_f = moments.predict(fresh, xq, zq_in)
     np.testing.assert_allclose(mu_u, mu_f, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(var_u, var_f, rtol=1e-8, atol=1e-10)
 
@@ -105,7 +105,7 @@ def test_duplicate_noiseless_point_refactorises_without_nan():
     assert not bool(exact)
     for a in (post.chol_inv, post.alpha):
         assert np.all(np.isfinite(np.asarray(a)))
-    mu, var = posterior.predict(post, x[:5], z[:5].astype(int))
+    mu, var = moments.predict(post, x[:5], z[:5].astype(int))
     assert np.all(np.isfinite(np.asarray(mu))) and np.all(np.isfinite(np.asarray(var)))
 
 
@@ -116,7 +116,7 @@ def test_grow_keeps_predictions_and_refuses_to_shrink():
     post = _fresh(spec, params, models.make_scaling(spec, y), x, z, y, 32)
     big = update.grow(post, 96)
     assert big.chol_inv.shape == (96, 96)
-    np.testing.assert_allclose(posterior.predict(big, x[:4], z[:4].astype(int))[1],
-                               posterior.predict(post, x[:4], z[:4].astype(int))[1], rtol=1e-12)
+    np.testing.assert_allclose(moments.predict(big, x[:4], z[:4].astype(int))[1],
+                               moments.predict(post, x[:4], z[:4].astype(int))[1], rtol=1e-12)
     with pytest.raises(ValueError, match="cannot shrink"):
         update.grow(post, 16)

@@ -14,14 +14,14 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.bo.rules import Context, Rule, register
-from mumbo_jax.gp import marginal, posterior
+from mumbo_jax.gp import marginal, moments
 
 
 def variance_reduction(post, target, power, x, z):
     """``[M]`` (Cov(g, y)^2 / Var y)^power at ``x [M, d]``, ``z [M]`` (units of y^2)."""
 
     def one(p):
-        m = posterior.joint_moments(p, x, z, target)
+        m = moments.joint_moments(p, x, z, target)
         return jnp.square(m.cov) / m.var_y
 
     reduction = marginal.mean_over_samples(one, post)

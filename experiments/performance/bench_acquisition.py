@@ -34,7 +34,7 @@ except ImportError:  # a plain checkout: import the package beside this script
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.acquisition import acquisitions, maxvalue
-from mumbo_jax.gp import fitting as fit, models, posterior
+from mumbo_jax.gp import fitting as fit, models, moments, posterior
 from mumbo_jax.benchmarks import problems
 
 
@@ -84,17 +84,17 @@ def main():
 
     @jax.jit
     def mumbo_all_fidelities(post, cand, gstar):
-        m = posterior.joint_moments_fidelities(post, cand, fids, target)
+        m = moments.joint_moments_fidelities(post, cand, fids, target)
         return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
 
     @jax.jit
     def moments_only(post, cand):
-        return posterior.joint_moments_fidelities(post, cand, fids, target)
+        return moments.joint_moments_fidelities(post, cand, fids, target)
 
     t_a = median_time(lambda: mumbo_all_fidelities(post, cand, gstar), args.repeats)
     t_mom = median_time(lambda: moments_only(post, cand), args.repeats)
     t_b = median_time(lambda: maxvalue.sample_gstar(key, post, target, n_samples=n_gstar), args.repeats)
-    grid_mean, grid_var = posterior.target_moments(post, problems.sample_inputs(prob, key, 30_000), target)
+    grid_mean, grid_var = moments.target_moments(post, problems.sample_inputs(prob, key, 30_000), target)
     t_b_fit = median_time(
         lambda: maxvalue.gumbel_max_samples(key, grid_mean, grid_var, n_gstar), args.repeats
     )

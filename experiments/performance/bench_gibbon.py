@@ -35,7 +35,7 @@ except ImportError:  # a plain checkout: import the package beside this script
 from mumbo_jax.acquisition import acquisitions, fantasy, gibbon, maxvalue  # noqa: E402
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import stages  # noqa: E402
-from mumbo_jax.gp import fitting, posterior  # noqa: E402
+from mumbo_jax.gp import fitting, moments  # noqa: E402
 
 
 def median_time(fn, repeats):
@@ -88,7 +88,7 @@ def main():
         "GIBBON batch, 2 pending": lambda: gibbon.gibbon_batch(post, target, gstar, xc, zc, q, xp, zp).index,
         "kriging-believer batch": lambda: fantasy.kriging_believer_batch(post, target, gstar, xc, zc, q).index,
         "one MUMBO scoring (q=1)": lambda: acquisitions.mumbo_gain(
-            *posterior.joint_moments(post, xc, zc, target), gstar),
+            *moments.joint_moments(post, xc, zc, target), gstar),
     }
     for name, fn in cases.items():
         med, first = median_time(fn, args.repeats)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 from bench_decision import design  # noqa: E402
 from mumbo_jax.bo import rules, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
-from mumbo_jax.gp import models, posterior, sparse  # noqa: E402
+from mumbo_jax.gp import models, moments, sparse  # noqa: E402
 
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 OUT = ROOT / "data" / "long_run" / "inducing.json"
@@ -89,7 +89,7 @@ def main(argv=None):
         t_exact, _ = clocked(lambda: decide(post, keys[0]))
         exact = [decide(post, k) for k in keys]
         xq = np.random.default_rng(0).uniform(size=(2000, 3))
-        mu_e, var_e = posterior.target_moments(post, xq, task.target)
+        mu_e, var_e = moments.target_moments(post, xq, task.target)
         for m in ms:
             t_build, _ = clocked(lambda: sparse.inducing_posterior(post, m))
             sp = sparse.inducing_posterior(post, m)
@@ -105,7 +105,7 @@ def main(argv=None):
                 gstar_err.append(abs(float(jnp.median(g_s)) - float(jnp.median(g_e))) / abs(float(jnp.median(g_e))))
                 _, prop_o = exact[(i + 1) % len(keys)]  # the exact rule's choice under another key
                 own.append(exact_score(settings, task, post, g_e, prop_o.x, int(prop_o.z)) / s_e)
-            mu_s, var_s = posterior.target_moments(sp, xq, task.target)
+            mu_s, var_s = moments.target_moments(sp, xq, task.target)
             sd_e = np.sqrt(np.asarray(var_e))
             r = {"n": n, "m": m, "used_rows": int(np.sum(np.asarray(sp.mask))), "exact_decision_s": t_exact,
                  "stand_in_build_s": t_build, "stand_in_decision_s": t_sparse,

@@ -9,7 +9,7 @@ The objective is :func:`mumbo_jax.gp.fitting.neg_log_marginal` of the ICM model 
 Hartmann-3 design of ``bench_decision.design`` (n - 24 points in a buffer of n rows; the
 default hyper-parameters), value and gradient in one compiled program; the product is of
 a random lower-triangular [n, n] factor and a random [n, 512] block (the g* grid's chunk,
-:data:`mumbo_jax.gp.posterior.CHUNK`). Minimum of 5 calls after one compiling call. Run
+:data:`mumbo_jax.gp.moments.CHUNK`). Minimum of 5 calls after one compiling call. Run
 it at two commits to compare code (the figures in docs/performance.md, "Refits at large
 n", come from this script at the commit before the change and after it).
 """

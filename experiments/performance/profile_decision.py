@@ -41,7 +41,7 @@ process_options.enable()  # as the mumbo-jax commands: compilation cache, compil
 from mumbo_jax.acquisition import maxvalue  # noqa: E402
 from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
-from mumbo_jax.gp import fitting, models, posterior  # noqa: E402
+from mumbo_jax.gp import fitting, models, moments, posterior  # noqa: E402
 
 # timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
@@ -119,8 +119,8 @@ def main(argv=None):
         post = posterior.condition(spec, params, buffers.x, buffers.z, buffers.y, buffers.mask, scaling)
         n_grid = maxvalue.default_grid_size(spec.dim, "gumbel")
         grid = jax.random.uniform(jax.random.PRNGKey(0), (n_grid + rows, spec.dim))
-        t_moments = clock(lambda: posterior.target_moments(post, grid, task.target), args.reps)
-        mean, var = posterior.target_moments(post, grid, task.target)
+        t_moments = clock(lambda: moments.target_moments(post, grid, task.target), args.reps)
+        mean, var = moments.target_moments(post, grid, task.target)
         t_gumbel = clock(lambda: maxvalue.gumbel_max_samples(k_gstar, mean, var, 10, n_bisect=44), args.reps)
         opt.cancel(*opt.ask())
         totals, split = timed_asks(opt, start, args.reps)

@@ -59,7 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtr
 
-from mumbo_jax.gp import models, posterior
+from mumbo_jax.gp import models, moments, posterior
 from mumbo_jax.gp.precision import require_x64
 from mumbo_jax.xla_options import jit
 
@@ -401,35 +401,35 @@ def robust_cholesky(cov):
 def incumbent_value(post, target):
     """The best posterior mean of g at an evaluated x (EI's incumbent)."""
     require_x64("calling incumbent_value")
-    return posterior.incumbent(post, target)[1]
+    return moments.incumbent(post, target)[1]
 
 
 def fidelity_incumbent(post, z):
     """The best posterior mean of f(., z) at the evaluated x (MT-EI's per-fidelity eta)."""
     require_x64("calling fidelity_incumbent")
     x = posterior.evaluated_inputs(post)
-    mu, _ = posterior.predict(post, x, jnp.full(x.shape[0], z))
+    mu, _ = moments.predict(post, x, jnp.full(x.shape[0], z))
     return jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
 
 
 def ei_alpha(post, target, eta, x, z):
     """EI of g at ``x [M, d]`` over ``eta`` (z ignored)."""
     require_x64("calling ei_alpha")
-    mu, var = posterior.target_moments(post, x, target)
+    mu, var = moments.target_moments(post, x, target)
     return expected_improvement(mu, var, eta)
 
 
 def ucb_alpha(post, target, beta, x, z):
     """UCB of g at ``x [M, d]`` (z ignored)."""
     require_x64("calling ucb_alpha")
-    mu, var = posterior.target_moments(post, x, target)
+    mu, var = moments.target_moments(post, x, target)
     return ucb(mu, var, beta)
 
 
 def fidelity_ei(post, x, z, eta):
     """EI of the latent f(x, z) over ``eta`` at ``x [M, d]``, ``z [M]``."""
     require_x64("calling fidelity_ei")
-    mu, var = posterior.predict(post, x, z)
+    mu, var = moments.predict(post, x, z)
     return expected_improvement(mu, var, eta)
 
 
@@ -442,7 +442,7 @@ def data_range(post):
     """Range of the posterior means at the evaluated (x, z): a noise-free stand-in for
     the range of the observations (the posterior does not keep y)."""
     require_x64("calling data_range")
-    mu, _ = posterior.predict(post, posterior.evaluated_inputs(post), _raw_z(post))
+    mu, _ = moments.predict(post, posterior.evaluated_inputs(post), _raw_z(post))
     lo = jnp.min(jnp.where(post.mask > 0, mu, jnp.inf))
     hi = jnp.max(jnp.where(post.mask > 0, mu, -jnp.inf))
     return jnp.maximum(hi - lo, 1e-12 * post.scaling.y_scale)
@@ -460,7 +460,7 @@ def mf_gp_ucb_thresholds(post, n_fidelities: int, target: int = 0):
     require_x64("calling mf_gp_ucb_thresholds")
     x = posterior.evaluated_inputs(post)
     n = x.shape[0]
-    mus = jnp.stack([posterior.predict(post, x, jnp.full(n, f))[0] for f in range(n_fidelities)])
+    mus = jnp.stack([moments.predict(post, x, jnp.full(n, f))[0] for f in range(n_fidelities)])
     gap = jnp.max(jnp.where(post.mask > 0, jnp.abs(mus - mus[target]), 0.0), axis=1)
     zeta = MF_ZETA_FACTOR * gap.at[target].set(0.0)
     gamma = jnp.full(n_fidelities, MF_GAMMA_COEFF) * data_range(post)
@@ -472,9 +472,9 @@ def mf_gp_ucb_alpha(post, zeta, beta, x, z):
     fidelity."""
     require_x64("calling mf_gp_ucb_alpha")
     m, n_fidelities = x.shape[0], zeta.shape[0]
-    moments = [posterior.predict(post, x, jnp.full(m, f)) for f in range(n_fidelities)]
-    mu = jnp.stack([a for a, _ in moments])
-    var = jnp.stack([b for _, b in moments])
+    preds = [moments.predict(post, x, jnp.full(m, f)) for f in range(n_fidelities)]
+    mu = jnp.stack([a for a, _ in preds])
+    var = jnp.stack([b for _, b in preds])
     return mf_gp_ucb_bound(mu, var, zeta, beta)
 
 
@@ -532,10 +532,10 @@ def mtbo_state(key, post, target, n_representers: int, n_samples: int, n_fantasi
     log_u = jnp.log(ei + 1e-12 * jnp.max(ei) + 1e-300)
     _, idx = jax.lax.top_k(log_u + jax.random.gumbel(k_pick, log_u.shape), n_representers)
     rep_x, log_base = pool[idx], log_u[idx]
-    mean_r, cov_r = posterior.target_joint(post, rep_x, target)
+    mean_r, cov_r = moments.target_joint(post, rep_x, target)
     kernel = models.build_kernel(post.spec, post.params)
     xu, _ = models.scale_inputs(post.spec, sc, rep_x, jnp.zeros(n_representers))
-    _, _, v_r, _, _ = posterior.target_part(post, kernel, xu, target)
+    _, _, v_r, _, _ = moments.target_part(post, kernel, xu, target)
     w = jax.random.normal(k_w, (n_representers + 1, n_samples), post.x.dtype)
     nodes, weights = gauss_hermite(n_fantasies)
     return MTBOState(rep_x, log_base, mean_r, robust_cholesky(cov_r), v_r, w[:-1], w[-1], nodes, weights)

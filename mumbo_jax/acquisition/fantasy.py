@@ -43,8 +43,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import acquisitions
-from mumbo_jax.gp import linalg, models, posterior
-from mumbo_jax.gp.posterior import Moments, Posterior, Target
+from mumbo_jax.gp import linalg, models, moments, posterior
+from mumbo_jax.gp.moments import Moments
+from mumbo_jax.gp.posterior import Posterior, Target
 from mumbo_jax.xla_options import jit
 
 __all__ = [
@@ -76,7 +77,7 @@ class CandidateFactors(NamedTuple):
         vg: ``[n, M]`` whitened cross-covariances of the target g(x).
         zt, w: ``[J]`` internal target fidelities and weights.
         mu_g, var_g, mu_y, var_y, cov: ``[M]`` joint moments of (g, y), the same
-            quantities as :func:`mumbo_jax.gp.posterior.joint_moments` (standardised).
+            quantities as :func:`mumbo_jax.gp.moments.joint_moments` (standardised).
         noise: ``[M]`` noise variance of an evaluation at each candidate.
     """
 
@@ -139,12 +140,12 @@ def _paired(kernel, xu, za, zb):
 def candidate_factors(post: Posterior, x, z, target: Target) -> CandidateFactors:
     """Factors of M candidates ``x [M, d]``, ``z [M]`` (raw units; traceable).
 
-    The moments repeat :func:`mumbo_jax.gp.posterior.joint_moments` (same floors); the
+    The moments repeat :func:`mumbo_jax.gp.moments.joint_moments` (same floors); the
     whitened ``vf`` and ``vg`` are what that function computes and discards.
     """
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
-    mu_g, var_g, vg, zt, w = posterior.target_part(post, kernel, xu, target)
+    mu_g, var_g, vg, zt, w = moments.target_part(post, kernel, xu, target)
     kf = kernel((post.x, post.z), (xu, zu))  # [n, M]
     vf = linalg.tri_matmul(post.chol_inv, kf)
     mu_y = post.alpha @ kf
@@ -327,7 +328,7 @@ def pending_moments(post: Posterior, x, z, target: Target, x_pending=None, z_pen
     which need no values.
 
     Args:
-        post, target: as for :func:`mumbo_jax.gp.posterior.joint_moments`.
+        post, target: as for :func:`mumbo_jax.gp.moments.joint_moments`.
         x: ``[M, d]``; z: ``[M]`` candidates; x_pending ``[P, d]``, z_pending ``[P]``.
 
     Returns:
@@ -351,7 +352,7 @@ def fantasize(post: Posterior, x_pending, z_pending) -> Posterior:
     sc = post.scaling
     x_raw = posterior.evaluated_inputs(post)
     y_raw = jnp.where(post.mask > 0, y_std * sc.y_scale + sc.y_mean, 0.0)
-    y_p, _ = posterior.predict(post, xp, zp)
+    y_p, _ = moments.predict(post, xp, zp)
     x_all = jnp.concatenate([x_raw, xp.astype(x_raw.dtype)])
     z_all = jnp.concatenate([_raw_z(post, post.z).astype(float), zp.astype(float)])
     y_all = jnp.concatenate([y_raw, y_p])

@@ -71,7 +71,7 @@ from jax.scipy.special import erfcx, log_ndtr
 
 from mumbo_jax.acquisition import acquisitions, fantasy
 from mumbo_jax.acquisition.fantasy import Batch
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import moments, posterior
 from mumbo_jax.gp.posterior import Posterior, Target
 from mumbo_jax.xla_options import jit
 
@@ -233,7 +233,7 @@ def _batch_gain(post, x, z, target, gstar, xp, zp, repulsion_weight, quality="gi
     xa, za = jnp.concatenate([xp, x]), jnp.concatenate([zp.astype(float), z.astype(float)])
     cov = fantasy.observation_cov(post, xa, za)
     log_det = log_det_correlation(cov) - log_det_correlation(cov[:p, :p])
-    mom = posterior.joint_moments(post, x, z, target)
+    mom = moments.joint_moments(post, x, z, target)
     own = _point_quality(quality, mom.mu_g, mom.var_g, mom.var_y, mom.cov, gstar)
     return repulsion_weight * log_det + jnp.sum(own)
 

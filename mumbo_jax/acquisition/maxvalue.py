@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax import draws
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import moments, posterior
 from mumbo_jax.gp.precision import require_x64
 from mumbo_jax.xla_options import jit
 
@@ -467,7 +467,7 @@ def gstar_floor(post, target):
     posterior mean of g at the evaluated points plus 5 sd of the largest noise variance."""
     require_x64("calling gstar_floor")
     posterior.check_target(post.spec, target)
-    mu_eval, _ = posterior.target_moments(post, posterior.evaluated_inputs(post), target)
+    mu_eval, _ = moments.target_moments(post, posterior.evaluated_inputs(post), target)
     return _floor(post, mu_eval)
 
 
@@ -480,13 +480,13 @@ def _sample_gstar(key, post, target, n_samples, method, n_grid):
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":
         if post.x.shape[0] < PRUNE_FROM_ROWS:
-            mean, var = posterior.target_moments(post, grid, target)
+            mean, var = moments.target_moments(post, grid, target)
         else:
             # the bisection runs over the whole grid: the points left with bounds add
             # nothing to it (can_move_quartiles), and trimming them measured no gain
-            mean, var = posterior.target_moments_where(post, grid, target, can_move_quartiles, PRUNE_BOUND_ROWS)
+            mean, var = moments.target_moments_where(post, grid, target, can_move_quartiles, PRUNE_BOUND_ROWS)
         return _gumbel_samples(key, mean, var, _floor(post, mean[n_grid:]), n_samples, _N_BISECT_BO)
-    mean, cov = posterior.target_joint(post, grid, target)
+    mean, cov = moments.target_joint(post, grid, target)
     return _exact_samples(key, mean, cov, _floor(post, mean[n_grid:]), n_samples)
 
 
@@ -499,7 +499,7 @@ def sample_gstar(key, post, target, n_samples: int = 10, method: str = "gumbel",
     standard deviations. From :data:`PRUNE_FROM_ROWS` data rows the Gumbel fit computes
     exact variances only at the grid points that can move the quartiles of the max
     (:func:`can_move_quartiles`, given variance bounds from the first rows of the data,
-    :func:`mumbo_jax.gp.posterior.target_moments_where`): the same quartiles to rounding,
+    :func:`mumbo_jax.gp.moments.target_moments_where`): the same quartiles to rounding,
     at about half the cost at 1000 rows.
 
     Args:

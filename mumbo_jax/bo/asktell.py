@@ -27,7 +27,7 @@ from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import Timings, timed
-from mumbo_jax.gp import costmodel, marginal, models, posterior
+from mumbo_jax.gp import costmodel, marginal, models, moments, posterior
 from mumbo_jax.gp.precision import require_x64
 
 __all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "LARGE_N", "LargeDataWarning", "Pending"]
@@ -219,7 +219,7 @@ class AskTell:
     def likely_failure(classifier: posterior.Posterior, x, z) -> bool:
         """Whether the :meth:`failure_classifier`'s mean at ``x [d]``, ``z`` is negative
         (failure more likely than success)."""
-        mean, _ = posterior.predict(classifier, np.asarray(x, float)[None, :], np.asarray([z]))
+        mean, _ = moments.predict(classifier, np.asarray(x, float)[None, :], np.asarray([z]))
         return float(np.asarray(mean)[0]) < 0.0
 
     def _propose(self, presumed=()):

@@ -61,7 +61,7 @@ from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.registry import Registry, check_name, frozen_options
 from mumbo_jax.bo.settings import BOSettings, Task
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import moments, posterior
 from mumbo_jax.xla_options import jit
 
 __all__ = ["BatchRule", "BatchContext", "BATCH_RULES", "register", "unregister", "check_batch_rule", "propose",
@@ -210,7 +210,7 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
         b, p = carry
         prop = stages.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
                                   None, n_design)
-        mean, _ = posterior.predict(p, prop.x[None], _as_fidelity(task, jnp.atleast_1d(prop.z)))
+        mean, _ = moments.predict(p, prop.x[None], _as_fidelity(task, jnp.atleast_1d(prop.z)))
         row = n + k
         b = b._replace(x=b.x.at[row].set(prop.x), z=b.z.at[row].set(jnp.asarray(prop.z, float)),
                        y=b.y.at[row].set(mean[0]), mask=b.mask.at[row].set(1.0))

@@ -5,7 +5,7 @@ The BO layer's incumbent: both loops record it after every fit.
 Rules (``BOSettings.recommendation.rule``; ``"robust"`` is the default, ``"global"`` the paper configs'):
 
 * ``"mean"``: the best posterior mean of g over the evaluated x (the paper's protocol;
-  :func:`mumbo_jax.gp.posterior.incumbent`, also EI's and MT-EI's threshold eta);
+  :func:`mumbo_jax.gp.moments.incumbent`, also EI's and MT-EI's threshold eta);
 * ``"target"``: the best posterior mean among the x evaluated AT the target fidelity
   (every evaluated x while none is), so the recommendation is never a value the model
   only extrapolates from cheap data;
@@ -63,7 +63,7 @@ import jax.numpy as jnp
 
 from mumbo_jax.bo import optimize
 from mumbo_jax.registry import Names, Registry, check_name
-from mumbo_jax.gp import marginal, posterior, reliability
+from mumbo_jax.gp import marginal, moments, posterior, reliability
 
 __all__ = ["IncumbentRule", "INCUMBENT_RULES", "GLOBAL_RULES", "register", "unregister", "check_incumbent_rule",
            "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent_by_rule", "best_inputs",
@@ -129,10 +129,10 @@ def _best_row(post, target, only_target: bool = False, width: float = 0.0):
 
 
 def _row_mean(post, target):
-    """The best posterior mean of g over the evaluated x (:func:`mumbo_jax.gp.posterior.incumbent`
+    """The best posterior mean of g over the evaluated x (:func:`mumbo_jax.gp.moments.incumbent`
     on a single posterior: EI's threshold)."""
     if not marginal.is_stacked(post):
-        return posterior.incumbent(post, target)
+        return moments.incumbent(post, target)
     return _best_row(post, target)
 
 
@@ -150,7 +150,7 @@ def incumbent_by_rule(post: posterior.Posterior, target: posterior.Target, rule:
     """``(index, value)``: the buffer row of the evaluated x chosen by ``rule`` (its
     record's ``row``; padding excluded by the mask) and the posterior mean of g there
     (units of y). Rule ``"mean"`` on a single posterior is
-    :func:`mumbo_jax.gp.posterior.incumbent` (EI's threshold).
+    :func:`mumbo_jax.gp.moments.incumbent` (EI's threshold).
 
     Index the drivers' own buffers with ``index`` to get the evaluated x exactly."""
     return check_incumbent_rule(rule).row(post, target)
@@ -266,14 +266,14 @@ def _recommend_robust(post, target, bounds, rows_x, calibrate):
     found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                               anchors=best_inputs(model, target, N_ANCHORS), **GLOBAL_SEARCH)
     def lower_bound(m, widen):
-        mu_f, var_f = posterior.target_moments(m, found.x[None], target)
+        mu_f, var_f = moments.target_moments(m, found.x[None], target)
         return mu_f[0] - ROBUST_SD * jnp.sqrt(jnp.maximum(var_f[0], 0.0)) * widen
 
     # both models must be sure: an ICM that fits a cheap source as decisive can be
     # confidently wrong where the target was never measured, as its own LOO may not show
     sure = (lower_bound(model, scale) > best) & (lower_bound(sf, interval_scale(sf, target)) > best)
     x = jnp.where(sure, found.x, x)
-    mu, var = posterior.target_moments(model, x[None], target)
+    mu, var = moments.target_moments(model, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
     return x, mu[0], sd * scale if calibrate else sd
 

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 from mumbo_jax.acquisition import baselines, maxvalue
 from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
-from mumbo_jax.gp import marginal, models, posterior
+from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.gp.reliability import loo_advantage, target_rows
 
 __all__ = ["SHARE", "MIN_EXPLAINED", "TARGET_RULES", "pseudo_posterior", "explained", "cheap_spend",
@@ -68,7 +68,7 @@ def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_desi
     on = target_rows(post, target)
     cheap = rules.bo_evaluations(post, n_design) & ~on
     zt = posterior.internal_target(post, target)[0]
-    mu, var = posterior.target_moments(post, posterior.evaluated_inputs(post), target)
+    mu, var = moments.target_moments(post, posterior.evaluated_inputs(post), target)
     s = post.scaling
     # the model's variance widened by its own miscalibration on the target's observations
     # (left out in turn): an overconfident multi-fidelity model gives weaker pseudo-data
@@ -131,7 +131,7 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
         gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, s.gstar.samples, "gumbel", n_grid)
         acq = jax.tree_util.Partial(rules.mes_alpha, sf, task.target, gstar)
     else:
-        eta = posterior.incumbent(sf, task.target)[1]
+        eta = moments.incumbent(sf, task.target)[1]
         acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
     anchors = best_inputs(sf, task.target, N_ANCHORS) if s.maximiser.local_frac > 0 else None
     return optimize.maximise_with(s.maximiser, key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task),

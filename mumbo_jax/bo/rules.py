@@ -54,7 +54,7 @@ from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.incumbent import incumbent_by_rule
 from mumbo_jax.registry import Names, Registry, check_name, frozen_options
-from mumbo_jax.gp import marginal, posterior
+from mumbo_jax.gp import marginal, moments, posterior
 
 __all__ = [
     "Context", "Rule", "RULES", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "CONTRIB_PACKAGE",
@@ -149,17 +149,17 @@ class Rule:
 
 
 def _mumbo_table(post, target, gstar, x, z):
-    m = posterior.joint_moments(post, x, z, target)
+    m = moments.joint_moments(post, x, z, target)
     return acquisitions.mumbo_gain(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
 
 
 def _mumbo_simpson(post, target, gstar, x, z):
-    m = posterior.joint_moments(post, x, z, target)
+    m = moments.joint_moments(post, x, z, target)
     return acquisitions.mumbo_gain_simpson(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar, n_nodes=SIMPSON_NODES)
 
 
 def _mes(post, target, gstar, x, z):
-    mu, var = posterior.target_moments(post, x, target)
+    mu, var = moments.target_moments(post, x, target)
     return acquisitions.mes_gain(mu, var, gstar)
 
 
@@ -270,7 +270,7 @@ def costs_at(ctx: Context, x, zs):
 
 
 def _sd_at(post, x, zs):
-    _, var = posterior.predict(post, jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs)
+    _, var = moments.predict(post, jnp.broadcast_to(x, (zs.shape[0], x.shape[0])), zs)
     return jnp.sqrt(var)
 
 

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from mumbo_jax.bo import stages
-from mumbo_jax.gp import posterior
+from mumbo_jax.gp import moments
 
 __all__ = ["SURE_SD", "UnsafeRecommendationWarning", "checked", "unsafe_reason"]
 
@@ -54,7 +54,7 @@ def unsafe_reason(opt, x) -> str | None:
     if not opt.y:
         return None
     z_target = float(np.asarray(opt.task.target_z).reshape(-1)[0])
-    mean, var = posterior.predict(opt.failure_classifier(), np.asarray(x, float)[None, :], np.asarray([z_target]))
+    mean, var = moments.predict(opt.failure_classifier(), np.asarray(x, float)[None, :], np.asarray([z_target]))
     mean, sd = float(np.asarray(mean)[0]), float(np.sqrt(max(float(np.asarray(var)[0]), 0.0)))
     if mean - SURE_SD * sd <= 0.0:
         return (f"the failure model (a GP classifier of the told and failed points) is not sure of success there "

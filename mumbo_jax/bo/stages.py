@@ -38,7 +38,7 @@ from mumbo_jax.bo import optimize, programs, rules
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
 from mumbo_jax.bo.settings import ApproxSettings, BOSettings, FitSettings, GstarSettings, Task
-from mumbo_jax.gp import fitting, marginal, models, posterior, sparse
+from mumbo_jax.gp import fitting, marginal, models, moments, posterior, sparse
 from mumbo_jax.xla_options import jit
 
 __all__ = [
@@ -442,7 +442,7 @@ def believer_rows(task: Task, post: posterior.Posterior, buffers: Buffers, n: in
     width = max(PENDING_PAD, 1 << (p - 1).bit_length())
     xq = np.concatenate([xp, np.repeat(xp[:1], width - p, axis=0)])
     zq = np.concatenate([zp, np.repeat(zp[:1], width - p)])
-    mean, _ = posterior.predict(post, xq, zq.astype(int) if task.spec.discrete else zq)
+    mean, _ = moments.predict(post, xq, zq.astype(int) if task.spec.discrete else zq)
     return pad_buffers(np.concatenate([np.asarray(buffers.x[:n]), xp]), np.concatenate([np.asarray(buffers.z[:n]), zp]),
                        np.concatenate([np.asarray(buffers.y[:n]), np.asarray(mean)[:p]]), buffer_size(n + p))
 

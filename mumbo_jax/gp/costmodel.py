@@ -18,7 +18,7 @@ The GP is one more model kind of the library's GP stack (:func:`mumbo_jax.gp.mod
 kinds ``"linear_basis"`` and ``"task_basis"``): it is fitted by
 :func:`mumbo_jax.gp.fitting.fit` (weakly regularised maximum marginal likelihood, optax
 L-BFGS from several starts, log costs standardised inside the model) and predicted by
-:func:`mumbo_jax.gp.posterior.predict`. This module adds only what is particular to costs:
+:func:`mumbo_jax.gp.moments.predict`. This module adds only what is particular to costs:
 positive costs in log space, padding to a few buffer sizes, and the prediction rule.
 
 Prediction: the GP gives log c ~ N(mu, v). :func:`predict_cost` returns the median
@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.gp import fitting, models, posterior
+from mumbo_jax.gp import fitting, models, moments, posterior
 from mumbo_jax.gp.models import ModelSpec
 from mumbo_jax.gp.precision import require_x64
 
@@ -213,7 +213,7 @@ def fit_cost(model: CostModel, x, z, cost, key=None) -> FittedCost:
 
 
 def _predict_cost(fitted: FittedCost, x, z):
-    mean, var = posterior.predict(fitted.post, x, z)
+    mean, var = moments.predict(fitted.post, x, z)
     if fitted.model.prediction == "mean":
         mean = mean + 0.5 * var
     # exp of a huge log cost would be inf: keep the divisor finite and positive
@@ -236,7 +236,7 @@ def log_cost_moments(fitted: FittedCost, x, z):
     """Predictive mean and variance of log cost at ``x [M, d]``, ``z [M]``; both ``[M]``."""
     require_x64("calling costmodel.log_cost_moments")
     x, z = _check_query(fitted, x, z)
-    return posterior.predict(fitted.post, x, z)
+    return moments.predict(fitted.post, x, z)
 
 
 def predict_cost(fitted: FittedCost, x, z):

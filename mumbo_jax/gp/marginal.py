@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
-from mumbo_jax.gp import fitting, posterior
+from mumbo_jax.gp import fitting, moments, posterior
 from mumbo_jax.gp.fit_settings import MCMCSettings
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
@@ -110,8 +110,8 @@ def target_moments(post: posterior.Posterior, x, target: posterior.Target):
     """Mean and variance ``[M]`` of g at ``x [M, d]``: the posterior's, or the mixture's
     of a stacked posterior."""
     if not is_stacked(post):
-        return posterior.target_moments(post, x, target)
-    mu, var = jax.vmap(lambda p: posterior.target_moments(p, x, target))(post)
+        return moments.target_moments(post, x, target)
+    mu, var = jax.vmap(lambda p: moments.target_moments(p, x, target))(post)
     return jnp.mean(mu, axis=0), jnp.mean(var, axis=0) + jnp.var(mu, axis=0)
 
 
@@ -119,8 +119,8 @@ def target_joint(post: posterior.Posterior, x, target: posterior.Target):
     """Joint mean ``[M]`` and covariance ``[M, M]`` of g at ``x [M, d]`` (the mixture's
     for a stacked posterior: mean covariance plus the covariance of the means)."""
     if not is_stacked(post):
-        return posterior.target_joint(post, x, target)
-    mu, cov = jax.vmap(lambda p: posterior.target_joint(p, x, target))(post)
+        return moments.target_joint(post, x, target)
+    mu, cov = jax.vmap(lambda p: moments.target_joint(p, x, target))(post)
     m = jnp.mean(mu, axis=0)
     dev = mu - m
     return m, jnp.mean(cov, axis=0) + dev.T @ dev / mu.shape[0]

@@ -31,13 +31,13 @@ import jax
 
 from mumbo_jax.acquisition import gibbon
 from mumbo_jax.bo.rules import Context, Rule, register
-from mumbo_jax.gp import marginal, posterior
+from mumbo_jax.gp import marginal, moments, posterior
 
 __all__ = ["mf_gibbon_gain", "MF_GIBBON"]
 
 
 def _gain(post, target, gstar, x, z):
-    m = posterior.joint_moments(post, x, z, target)
+    m = moments.joint_moments(post, x, z, target)
     return gibbon.gibbon_quality(m.mu_g, m.var_g, m.mu_y, m.var_y, m.cov, gstar)
 
 

@@ -50,7 +50,7 @@ from jax.scipy.special import ndtr
 from mumbo_jax.acquisition import fantasy
 from mumbo_jax.bo.incumbent import best_inputs
 from mumbo_jax.bo.rules import Context, Rule, register
-from mumbo_jax.gp import marginal, models, posterior
+from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.xla_options import jit
 
 __all__ = ["discrete_kg", "DiscreteSet", "discrete_set", "mf_kg_gain", "check_options", "MF_KG", "CHUNK"]
@@ -137,7 +137,7 @@ def discrete_set(post: posterior.Posterior, target: posterior.Target, x) -> Disc
     def one(p):
         kernel = models.build_kernel(p.spec, p.params)
         xu, _ = models.scale_inputs(p.spec, p.scaling, x, jnp.zeros(x.shape[0]))
-        mean, _, v, _, _ = posterior.target_part(p, kernel, xu, target)
+        mean, _, v, _, _ = moments.target_part(p, kernel, xu, target)
         return DiscreteSet(xu, mean, v)
 
     return jax.vmap(one)(post) if marginal.is_stacked(post) else one(post)
