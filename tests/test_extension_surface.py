@@ -1,0 +1,119 @@
+"""The extension surface: a decision rule with a knob, a benchmark problem and a GP model,
+each one file (tests/extensions/) written from its how-to with the top-level names of
+``mumbo_jax``, are names everywhere once imported: ``mumbo-jax run`` runs the problem
+with the model and the rule from a config, and ask/tell runs them from Python."""
+
+import importlib
+import json
+import sys
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import mumbo_jax as mj
+from mumbo_jax.benchmarks import problems
+from mumbo_jax.gp import models
+from mumbo_jax.run import cli, config
+from tests.bo_helpers import FAST, FAST_TOML
+
+TOYS = ("toy_rule", "toy_problem", "toy_model")
+
+
+@pytest.fixture(scope="module")
+def toys():
+    """Import the three files (each registers itself); remove their records afterwards."""
+    mods = {name: importlib.import_module(f"tests.extensions.{name}") for name in TOYS}
+    yield mods
+    for rule in ("toy_sd_wide", "toy_sd"):
+        mj.RULES.unregister(rule)
+    problems.unregister("toy_bowl")
+    models.unregister("se_icm")
+    for name in TOYS:
+        sys.modules.pop(f"tests.extensions.{name}", None)
+
+
+def test_the_extension_surface_is_at_the_top_level():
+    for name in ("Context", "mean_over_samples", "ModelSpec", "DiscreteModel", "ContinuousModel", "register_rule",
+                 "register_batch_rule", "register_recommendation_rule", "register_problem", "register_model",
+                 "discrete_problem", "continuous_problem"):
+        assert name in mj.__all__ and hasattr(mj, name), name
+    for runtime in ("xla_options", "compilation_cache", "programs", "prefetch", "timing", "sharding", "draws",
+                    "process_options", "StepClock"):
+        assert runtime not in mj.__all__, runtime
+
+
+def test_the_old_register_name_warns_and_forwards():
+    with pytest.warns(DeprecationWarning, match="mumbo_jax.register is renamed mumbo_jax.register_rule"):
+        old = mj.register
+    assert old is mj.register_rule
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new names warn nothing
+        assert callable(mj.register_rule) and callable(mj.register_problem) and callable(mj.register_model)
+
+
+def test_each_toy_is_a_name_everywhere(toys):
+    assert mj.RULES["toy_sd"] is toys["toy_rule"].TOY_SD and mj.RULES["toy_sd_wide"].options["scale"] == 2.0
+    assert problems.get_problem("toy_bowl") is toys["toy_problem"].TOY_BOWL
+    assert models.MODELS["se_icm"] is toys["toy_model"].SquaredExpICM and "se_icm" in models.DISCRETE_KINDS
+    assert "se_icm" in config.RUN.field("model").allowed() and "toy_bowl" in config.RUN.field("problem").allowed()
+    listing = cli.list_text()
+    assert "  toy_sd" in listing and "  toy_bowl" in listing
+    assert "se_icm" in cli.config_help("run") and "se_icm" in cli.config_help("tune")
+    # a model of the other family, or an option it lacks, is refused by name
+    with pytest.raises(config.ConfigError, match="unknown model 'se_icm' for 'currin_continuous'"):
+        config.parse_config({"run": {"problem": "currin_continuous", "budget": 5, "model": "se_icm"}})
+    with pytest.raises(config.ConfigError, match="target_floor: applies to the models with a target floor"):
+        config.parse_config({"run": {"problem": "toy_bowl", "budget": 5, "model": "se_icm", "target_floor": 0.1}})
+
+
+def test_the_knob_scales_the_score(toys):
+    rng = np.random.default_rng(0)
+    x, z = rng.uniform(size=(12, 2)), rng.integers(0, 2, 12)
+    y = np.asarray(jax.vmap(lambda xi, zi: problems.objective(toys["toy_problem"].TOY_BOWL, xi, zi))(
+        jnp.asarray(x), jnp.asarray(z)))
+    spec = toys["toy_model"].SquaredExpICM(bounds=[(0.0, 1.0)] * 2, n_fidelities=2)
+    post = mj.fit(spec, x, z, y, jax.random.PRNGKey(0))
+    xs, zs = jnp.asarray(rng.uniform(size=(5, 2))), jnp.zeros(5, int)
+    score = toys["toy_rule"].sd_score
+    one, two = score(post, mj.target_fidelity(0), 1.0, xs, zs), score(post, mj.target_fidelity(0), 2.0, xs, zs)
+    assert np.all(np.asarray(one) > 0) and np.allclose(two, 2.0 * one)
+
+
+def test_the_toys_through_mumbo_jax_run(toys, tmp_path):
+    cfg = tmp_path / "toy.toml"
+    cfg.write_text(f"""
+[run]
+problem = "toy_bowl"
+model = "se_icm"
+strategy = "toy_sd_wide"
+budget = 20
+max_evals = 2
+out = "{tmp_path / 'run'}"
+{FAST_TOML}""")
+    assert cli.main(["run", str(cfg)]) == 0
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert res["complete"] and res["settings"]["strategy"] == "toy_sd_wide"
+    seed = res["seeds"][0]
+    assert seed["n_evals"] == len(seed["evaluations"]) == 2
+    assert all(e["z"] == 0 for e in seed["evaluations"])  # a target-only rule
+    assert np.isfinite(seed["final_regret"]) and seed["final_regret"] >= 0
+
+
+def test_the_toys_through_ask_tell(toys):
+    problem, model = toys["toy_problem"].TOY_BOWL, toys["toy_model"].SquaredExpICM
+    task = mj.make_task(model(bounds=problem.bounds, n_fidelities=problem.n_fidelities), mj.target_fidelity(0),
+                        mj.discrete_fidelities(problem.costs))
+    opt = mj.AskTell(task, FAST.replace(strategy="toy_sd"), seed=0)
+    steps = 0
+    while steps < 2:
+        design = opt.in_initial_design
+        x, z = opt.ask()
+        opt.tell(x, z, float(problems.objective(problem, jnp.asarray(x), z)))
+        if not design:
+            steps += 1
+            assert int(z) == 0 and np.all((0.0 <= np.asarray(x)) & (np.asarray(x) <= 1.0))
+    x_best, mean, sd = opt.recommendation()
+    assert np.asarray(x_best).shape == (2,) and np.isfinite(mean) and sd >= 0
