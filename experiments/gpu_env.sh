@@ -1,4 +1,4 @@
-# Sourced by the experiments/ablations/gpu_hartmann6*.sh scripts on a lent GPU machine: unbuffered output, no
+# Sourced by the experiments/ablations/gpu_hartmann6*.sh scripts on a GPU machine: unbuffered output, no
 # GPU memory preallocation (several processes share the GPU), $OUT (what comes back), the
 # carried wheels (.whl: tinygp, blackjax) installed beside the machine's own jax, and the device.
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false

@@ -1,4 +1,4 @@
-"""Synchronous batches (issue 11): q evaluations per step of the compiled loop.
+"""Synchronous batches: q evaluations per step of the compiled loop.
 
 The believer's slots are rebuilt independently (the sequential maximiser on the
 posterior conditioned by ``stages.believe_stage``), GIBBON's slot gains against the

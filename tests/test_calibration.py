@@ -1,4 +1,4 @@
-"""The recommendation's interval (issue 13): leave-one-out z-scores in closed form
+"""The recommendation's interval: leave-one-out z-scores in closed form
 against conditioning without the row, and the widening they give."""
 
 import jax

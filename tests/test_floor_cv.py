@@ -1,4 +1,4 @@
-"""The pieces of issue 13's target floor that the library keeps: a floored fit moved into
+"""The pieces of the target floor that the library keeps: a floored fit moved into
 the plain model's parameters keeps its kernel (the loop's refit of a floored model), and
 the leave-one-out log density (the robust rule's reliability test) matches dense
 conditioning. The floor chosen by leave-one-out (``target_floor_cv``) left the library

@@ -264,7 +264,7 @@ def test_backend_batching_is_map_on_cpu():
                                                                         "min_buffer": stages.MIN_BUFFER}
 
 
-def test_issue13_levers_make_the_same_decisions_in_both_loops():
+def test_robustness_levers_make_the_same_decisions_in_both_loops():
     """recommendation.rule, maximiser.boundary_frac and maximiser.local_frac reach both
     drivers: the compiled run and ask/tell agree, and every recorded incumbent (rule
     "target") is an x evaluated at the target."""

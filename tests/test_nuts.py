@@ -1,4 +1,4 @@
-"""Hyper-parameter marginalisation (issue 13, lever 2): BlackJAX NUTS samples, the
+"""Hyper-parameter marginalisation (the NUTS lever, ``mcmc.samples``): BlackJAX NUTS samples, the
 mixture they define, MUMBO averaged over them, and the loop that uses them."""
 
 import jax

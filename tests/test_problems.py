@@ -33,7 +33,7 @@ SPEC = {
     "borehole": (8, 2, (10.0, 1.0), (0.0, 0.0), True, 309.83087, 1e-5),
     "rosenbrock": (2, 2, (1000.0, 1.0), (1e-3, 1e-6), False, 0.0, 1e-12),
     "currin_continuous": (2, None, None, (0.0,), True, 13.798722, 1e-6),
-    # not in the paper (issue 13): Park (1991) / Xiong et al. (2013), augmented Branin
+    # not in the paper (the robustness suite): Park (1991) / Xiong et al. (2013), augmented Branin
     # (Wu et al. 2019) at s = 1, 0.5
     "park": (4, 2, (10.0, 1.0), (0.0, 0.0), True, 25.589254, 1e-6),
     "branin_aug": (2, 2, (10.0, 1.0), (0.0, 0.0), False, 0.397887, 1e-6),

@@ -102,7 +102,7 @@ def test_bo_evaluations_skip_the_design_rows():
         stages.propose(settings, task, post, jnp.zeros(10), None)
 
 
-# --------------------------------------------------------------------------- issue 13 levers
+# --------------------------------------------------------------------------- robustness levers
 
 
 def _cheap_outlier_posterior():

@@ -98,8 +98,8 @@ def test_docs_configuration_reference_is_generated_from_the_schema():
     assert m.group(1) == cli.config_help(markdown=True)
 
 
-def test_issue13_levers_and_models_in_a_run_config():
-    """The issue-13 settings and the icm_disc model pass through a run config; their
+def test_robustness_levers_and_models_in_a_run_config():
+    """The robustness levers' settings and the icm_disc model pass through a run config; their
     ranges and choices are checked with the key named."""
     from mumbo_jax.run.config import parse_config, settings_from_config
     base = {"problem": "park", "budget": 10.0, "model": "icm_disc"}

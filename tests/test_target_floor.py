@@ -1,5 +1,5 @@
 """The floor under the target's own ICM variance as an option of the benchmarks' tasks
-and the run / compare / tune configs (issue 13, session 9): the plain ICM by default,
+and the run / compare / tune configs: the plain ICM by default,
 the floor where asked, other models refuse one, bad values are named."""
 
 import copy

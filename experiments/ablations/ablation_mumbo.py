@@ -1,10 +1,10 @@
-"""Ablation of MUMBO's robustness levers (issue 13) against the two-stage baselines.
+"""Ablation of MUMBO's robustness levers against the two-stage baselines.
 
     taskset -c 1 python experiments/ablations/ablation_mumbo.py --problems hartmann3 --seeds 3 --budget 150 \
         --levers base,fit,floor,disc,inc_target,protect --baselines mt_ei,mf_gp_ucb,ei
 
 Each variant is ``mumbo`` plus zero or more levers joined by ``+`` (``base`` = MUMBO-10
-as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
+as the paper runs it, with ``boundary_frac = local_frac = 0`` and
 ``incumbent_rule = "mean"``, ``interval_calibration = "none"`` and the plain ICM (``target_floor = 0``) whatever the library's defaults; ``--base-defaults`` starts from today's defaults instead). Levers:
 
 * ``fit``: 4 L-BFGS restarts (previous, defaults, 2 random) x 200 iterations instead of 2 x 50.
@@ -41,7 +41,7 @@ as it was before issue 13, with ``boundary_frac = local_frac = 0`` and
   (``BOSettings.local_frac``).
 * ``exact``: g* sampled from joint posterior draws on a grid (``gstar_method = "exact"``)
   instead of the Gumbel approximation, which treats the grid points as independent.
-* ``q4gibbon`` / ``q4kb`` (issue 11): synchronous batches of 4 evaluations per step built
+* ``q4gibbon`` / ``q4kb``: synchronous batches of 4 evaluations per step built
   by GIBBON's batch bound or by the kriging believer (``BOSettings.batch_size = 4``,
   ``batch_rule``), the model refitted every batch; ``q4gibbonpol``: GIBBON with the joint
   gradient polish of the batch (``batch_polish``); ``q4gibbonresc``: GIBBON with its
@@ -129,7 +129,7 @@ LEVERS = {
     "exact": ({"gstar_method": "exact"}, None, {}),
     "nuts": ({"hmc_samples": 8, "hmc_warmup": 50, "hmc_max_doublings": 4}, None, {}),
     "nuts4": ({"hmc_samples": 4, "hmc_warmup": 30, "hmc_max_doublings": 4}, None, {}),
-    # issue 11: synchronous batches of 4, refitted every batch (4 evaluations; base: every 5)
+    # synchronous batches of 4, refitted every batch (4 evaluations; base: every 5)
     "q4gibbon": ({"batch_size": 4, "batch_rule": "gibbon", "refit_every": 1}, None, {}),
     "q4kb": ({"batch_size": 4, "batch_rule": "believer", "refit_every": 1}, None, {}),
     "q4gibbonkb": ({"batch_size": 4, "batch_rule": "gibbon_kb", "refit_every": 1}, None, {}),
@@ -277,7 +277,7 @@ def main():
     if args.report is not None:
         return report(args.report)
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
-    # "base" is MUMBO as it was before issue 13: the candidate-set levers off and the
+    # "base" is MUMBO as the paper runs it: the candidate-set levers off and the
     # paper's recommendation, whatever the library's defaults (``--base-defaults`` runs
     # today's defaults instead)
     common = {"refit_every": args.refit_every}

@@ -1,4 +1,4 @@
-"""Where MUMBO evaluates on Hartmann-3, and what its own model would recommend (issue 13).
+"""Where MUMBO evaluates on Hartmann-3, and what its own model would recommend.
 
     python experiments/ablations/diag_recommendation.py SEED
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's Hartmann-6 at cost 600 (5 seeds) on a lent GPU: today's default MUMBO, MUMBO
+# Hartmann-6 at cost 600 (5 seeds) on a GPU: the default MUMBO, MUMBO
 # as the paper runs it, MT-EI and MF-GP-UCB, one process each at once on the one GPU
 # (the compiled loop vmaps the seeds there). Results: data/ablations/gpu6*_hartmann6_b600_s0-4.json, copied to $OUT.
 . "$(dirname "$0")/../gpu_env.sh" || exit 1
@@ -10,7 +10,7 @@ timeout $T python3 $A --levers base --tag gpu6b > "$OUT/gpu6b.log" 2>&1 &
 timeout $T python3 $A --levers "" --baselines mt_ei --tag gpu6c > "$OUT/gpu6c.log" 2>&1 &
 timeout $T python3 $A --levers "" --baselines mf_gp_ucb --tag gpu6d > "$OUT/gpu6d.log" 2>&1 &
 wait
-# one file for experiments/render_results.py (docs/RESULTS.md: <!-- render: ablation gpu6_... -->)
+# one file, gpu6_hartmann6_b600_s0-4.json, for a page's <!-- render: ablation gpu6_hartmann6_b600_s0-4.json -->
 python3 - <<'PY'
 import json, pathlib
 root = pathlib.Path("data/ablations")

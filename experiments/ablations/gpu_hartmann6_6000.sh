@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Issue 13 on a lent GPU (session 9): Hartmann-6 at its paper budget of 6000 (5 seeds) for
-# today's default MUMBO, MT-EI and MF-GP-UCB, and the NUTS lever (4 samples) at cost 600,
+# Hartmann-6 on a GPU at its paper budget of 6000 (5 seeds) for the default MUMBO, MT-EI and
+# MF-GP-UCB, and the NUTS lever (4 samples) at cost 600,
 # one process each at once on the one GPU (the compiled loop vmaps the seeds there).
 # Each run saves its seeds' curves whenever the buffers grow (--partial), so a run cut
-# by the time limit keeps what it made. Everything lands in $OUT/h6_6000.tar.gz.
+# by the time limit keeps what it made. Everything lands in $OUT/h6_6000.tar.gz;
+# unpacked, `python experiments/ablations/merge_gpu_hartmann6.py` merges the runs into the
+# file docs/RESULTS.md renders (gpu6kall_hartmann6_b6000_s0-4.json) and draws its figure.
 . "$(dirname "$0")/../gpu_env.sh" || exit 1
 T=${H6_TIMEOUT:-470}
 A="experiments/ablations/ablation_mumbo.py --problems hartmann6 --seeds 5 --partial"

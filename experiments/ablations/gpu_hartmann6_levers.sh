@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hartmann-6 at cost 600 (5 seeds) on a lent GPU for extra levers on top of today's
+# Hartmann-6 at cost 600 (5 seeds) on a GPU for extra levers on top of today's
 # default, one process per lever at once: LEVERS="disc floor" bash experiments/ablations/gpu_hartmann6_levers.sh
 # Results: data/ablations/gpu6L<lever>_hartmann6_b600_s0-4.json, in $OUT/h6_levers.tar.gz.
 . "$(dirname "$0")/../gpu_env.sh" || exit 1

@@ -1,5 +1,5 @@
-"""Merge the session-9 GPU runs of Hartmann-6 (``bash experiments/ablations/gpu_hartmann6_6000.sh``) into the
-files that docs/RESULTS.md renders:
+"""Merge the GPU runs of Hartmann-6 (``bash experiments/ablations/gpu_hartmann6_6000.sh``: ``gpu6k_``,
+``gpu6km_``, ``gpu6ku_``, ``gpu6n_``) into the files that docs/RESULTS.md renders:
 
 * ``gpu6kall_hartmann6_b6000_s0-4.json``: the default, MT-EI and MF-GP-UCB at cost 6000
   (the default first: the table's paired tests compare with it), table columns at cost
@@ -9,9 +9,11 @@ files that docs/RESULTS.md renders:
   the NUTS lever's cost-600 run.
 
     python experiments/ablations/merge_gpu_hartmann6.py
+    python experiments/ablations/merge_gpu_hartmann6.py --plot-only   # redraw from gpu6kall_*
 
 and plots regret against cost at 6000 (each seed thin, the median thick) to
-``docs/figures/hartmann6_regret_vs_cost.png``.
+``docs/figures/hartmann6_regret_vs_cost.png`` (shown by docs/RESULTS.md). The run files
+merged are not kept: the merged ones hold every row.
 """
 
 import json
@@ -65,11 +67,11 @@ def plot(merged):
             curve = np.where(idx >= 0, r[np.clip(idx, 0, None)], np.nan)
             curves.append(curve)
             ax.plot(grid, curve, color=colour, lw=0.6, alpha=0.35)
-        label = "MUMBO (today's default)" if name == DEFAULT else name
+        label = "MUMBO (the default)" if name == DEFAULT else name
         ax.plot(grid, np.nanmedian(curves, axis=0), color=colour, lw=2.2, label=label + " (median)")
     ax.set(xscale="log", yscale="log", xlabel="cost spent after the design (target costs 1000)",
            ylabel="simple regret of the recommendation",
-           title="Hartmann-6, 4 fidelities, 5 seeds, one H100 (session 9)")
+           title="Hartmann-6, 4 fidelities, 5 seeds, one H100")
     ax.legend(fontsize=8)
     out = ROOT.parents[1] / "docs" / "figures" / "hartmann6_regret_vs_cost.png"
     fig.tight_layout()
@@ -78,4 +80,9 @@ def plot(merged):
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--plot-only" in sys.argv[1:]:
+        plot(load("gpu6kall", 6000))
+    else:
+        main()

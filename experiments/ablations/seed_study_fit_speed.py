@@ -1,4 +1,4 @@
-"""Issue 10's seed study: which fit-speed piece changes MUMBO's decisions, and for worse?
+"""A seed study of the fit's speed-ups: which piece changes MUMBO's decisions, and for worse?
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
         python experiments/ablations/seed_study_fit_speed.py --variant dense [--problems forrester,hartmann3]
@@ -6,16 +6,16 @@
 One variant per process (each compiles its own programs; ``--variant all`` runs them
 one after another in subprocesses):
 
-* ``tinygp``: the objective of main before issue 10 (tinygp's GP,
+* ``tinygp``: the objective before the dense fit (tinygp's GP,
   :func:`mumbo_jax.gp.fitting.neg_log_marginal_reference`, autodiff gradient);
 * ``dense``: the defaults (the dense ICM objective with its closed-form gradient);
 * ``ftol``: + ``fit_ftol=1e-9`` (L-BFGS stops on a relative decrease below 1e-9);
 * ``warm``: + ``full_refit_every=10`` (warm-only refits between full refits);
-* ``ftol_warm``: both (the un-landed patch's settings);
+* ``ftol_warm``: both (a variant that was not adopted);
   (``ftol``, ``warm`` and ``ftol_warm`` measure levers that left the library: they run with
   the library at the git tag ``ablation-levers``, ``git checkout ablation-levers``);
-* ``pow2``: the defaults with buffers padded to the next power of two (before issue 10).
-* ``linalg10c``: the defaults after issue 10's third part (the fit's inverses by blocked
+* ``pow2``: the defaults with buffers padded to the next power of two instead of 32-row steps.
+* ``linalg10c``: the defaults with the blocked-inverse fit (the fit's inverses by blocked
   triangular products, the Matern Gram's closed-form gradient, g*'s grid in chunks): the
   same objective and moments to rounding; against ``dense`` (recorded before it).
 

@@ -230,7 +230,7 @@ def _median_asks(opt, reps: int) -> dict:
 
 
 def mumbo_fresh(task, settings, x, z, y, n: int, reps: int) -> dict:
-    """One decision as the issue's table measured it (``bench_decision.bench_n`` with
+    """One decision as the performance page's table of decisions measures it (``bench_decision.bench_n`` with
     ``--start previous``): a fresh ``AskTell`` told n - 1 points asks once untimed
     (compiles, fits), the proposal cancelled, then it is told the n-th point and the next
     ``ask()`` (a refit starting from the hyper-parameters fitted on n - 1 points) is timed,

@@ -11,8 +11,8 @@ like a MUMBO run: the paper's initial design (6 x, every fidelity) then points m
 the cheap fidelities (z = 2: 70 %, z = 1: 25 %, z = 0: 5 %), half uniform and half near
 the optimum. ``ask()`` (a full refit from the default hyper-parameters, g*, the
 maximisation) is timed after one untimed call (compilation), median of ``--reps`` (each
-proposal cancelled before the next ``ask()``, so none is pending: since issue 10's third
-part; before, each repeat conditioned on the earlier repeats' pending points), and
+proposal cancelled before the next ``ask()``, so none is pending: otherwise each repeat
+would condition on the earlier repeats' pending points), and
 split into fit / g* / maximisation (``AskTell.timings``). All n in one process, one after
 another. Prints the table and ask(n=300) / ask(n=40); appends the run to
 ``data/bench_decision.json`` (``--out``), from which ``experiments/render_results.py``
@@ -20,7 +20,7 @@ renders the README's table (``<!-- render: decision -->``, the runs of the last 
 with a given label).
 
 A fresh ``AskTell``'s hyper-parameters are the defaults, so its fit's two starts are the
-same and run once (since issue 10's third part); ``--start fitted`` starts the fit from
+same and run once; ``--start fitted`` starts the fit from
 the hyper-parameters of the untimed call and the defaults, two distinct starts;
 ``--start previous`` makes the untimed call on the first n - 1 points and then tells the
 n-th, so the timed fit starts where a run's next step does (with ``--set fit.warm_from=1
@@ -33,9 +33,9 @@ record (the flat names of older runs, ``fit_restarts=4``, are read too). The tab
 ``fit_ftol`` row measured a lever that left the library; it runs with the library at the
 git tag ``ablation-levers`` (``git checkout ablation-levers``).
 
-Baselines in the same process: ``--objective tinygp`` fits with main's former objective
+Baselines in the same process: ``--objective tinygp`` fits with the tinygp objective
 (:func:`mumbo_jax.gp.fitting.neg_log_marginal_reference`), ``--pow2-buffers`` pads to
-the next power of two as before issue 10.
+the next power of two instead of the size classes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Overhead of hyper-parameter marginalisation by NUTS (issue 13: "within 3x of today's
+"""Overhead of hyper-parameter marginalisation by NUTS (the target: "within 3x of
 MUMBO-10, MCMC included"): one decision with and without a refit, per setting.
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \

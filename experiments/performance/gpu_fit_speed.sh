@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10's GPU checks, one script for one device call (the repo's root as cwd, $OUT for
+# The fit-speed checks on a GPU, one script for one device call (the repo's root as cwd, $OUT for
 # results): (c) one hyper-parameter fit, 8 restarts, n = 100 (target 100 ms), starts one
 # after another and in lock-step; the 20-seed Hartmann-3 paper-budget sweep of MUMBO-10
 # (target 60 s), from an empty persistent compilation cache and again from the filled one;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One decision (AskTell.ask: fit, g*, maximisation; MUMBO, default settings, Hartmann-3 with
-# 3 fidelities) at large n on a lent GPU: n = 300, 1000, 2000, 3000 from the default
+# 3 fidelities) at large n on a GPU: n = 300, 1000, 2000, 3000 from the default
 # hyper-parameters, then n = 3000 from a fitted start (two distinct fit starts, as a step
 # inside a run). One device call, the repository root as cwd; results under $OUT.
 #   experiments/performance/gpu_large_n.sh   (tinygp as a wheel in .whl/)

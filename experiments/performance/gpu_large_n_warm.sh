@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One decision at large n on a lent GPU, the refit cold (every start, the default) and
+# One decision at large n on a GPU, the refit cold (every start, the default) and
 # warm-only (fit.warm_from): Hartmann-3, default settings, the fit starting from the
 # hyper-parameters fitted on the first n - 1 points (as at a run's next step). One device
 # call, the repository root as cwd; results under $OUT.

@@ -1,4 +1,4 @@
-"""Where one decision's time goes at n observations (issue 10): the fit's objective
+"""Where one decision's time goes at n observations: the fit's objective
 evaluations and their unit cost, the g* stage's pieces and the maximisation.
 
     taskset -c 1 env XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \

@@ -1,5 +1,5 @@
-"""Wall time of a `mumbo-jax compare` sweep (issue 10: the 10-seed Hartmann-3 paper-budget
-sweep of MUMBO-10 in 15 minutes on the 2-core machine).
+"""Wall time of a `mumbo-jax compare` sweep (the target: the 10-seed Hartmann-3
+paper-budget sweep of MUMBO-10 in 15 minutes on a 2-core machine).
 
     python experiments/performance/time_sweep.py [--config compare_hartmann3] [--strategies mumbo-10] [--seeds 10]
         [--workers 2] [--cache fresh|default] [--label NAME]

@@ -9,7 +9,7 @@ from .common import _cpu_wall, _load
 
 
 def render_gpu_large_n(root, rel=None):
-    """One decision at large n on a lent GPU (``bash experiments/performance/gpu_large_n.sh``;
+    """One decision at large n on a GPU (``bash experiments/performance/gpu_large_n.sh``;
     ``rel``: the file under data/gpu)."""
     runs = _load(root, f"data/gpu/{rel or 'decision_large_n_h200.json'}")
     lines = ["| n | buffer rows | start of the fit | decision | fit | g* | maximisation | first call (compiles) |",

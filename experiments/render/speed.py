@@ -224,7 +224,7 @@ def render_compare_workers(root, _arg=None):
 
 def render_gpu_fit_speed(root, rel=None):
     """The fit-speed accelerator checks (``bash experiments/performance/gpu_fit_speed.sh`` and
-    ``bench_acquisition.py --fit-batching both --fit-max-iter 200,50`` on a lent GPU;
+    ``bench_acquisition.py --fit-batching both --fit-max-iter 200,50`` on a GPU;
     ``rel``: the folder under data/gpu)."""
     base = f"data/gpu/{rel or 'h100_fit_speed'}"
     speed = _load(root, f"{base}/speed_gpu2.json")

@@ -1,4 +1,4 @@
-"""Simulated-cost study of asynchronous MUMBO through Dask workers (issue 11).
+"""Simulated-cost study of asynchronous MUMBO through Dask workers.
 
 Hartmann-3 with 3 fidelities (costs 100, 10, 1): each evaluation is a Dask task that
 sleeps ``sleep_per_cost * cost`` seconds (the objective's value is computed in the
