@@ -55,7 +55,8 @@ from mumbo_jax.registry import Names, Registry
 
 __all__ = [
     "KINDS", "DISCRETE_KINDS", "CONTINUOUS_KINDS", "BASIS_KINDS", "ICM_KINDS", "MODELS", "DEFAULT_TARGET_FLOOR",
-    "register", "unregister", "kinds_for", "default_kind", "model_options", "floor_kinds", "build_model",
+    "ENTRY_POINT_GROUP", "register", "unregister", "kinds_for", "default_kind", "model_options", "floor_kinds",
+    "build_model",
     "ModelSpec", "DiscreteModel", "ContinuousModel", "ICMModel", "ICMDiscModel", "AR1Model", "ProductModel",
     "FabolasModel", "BasisKernelModel", "LinearBasisModel", "TaskBasisModel",
     "check_bounds", "icm_model", "ar1_model", "product_model", "fabolas_model", "icm_disc_model", "basis_model",
@@ -378,11 +379,13 @@ class TaskBasisModel(BasisKernelModel, DiscreteModel):
 
 # --------------------------------------------------------------------------- the registry
 
+ENTRY_POINT_GROUP = "mumbo_jax.models"  # installed packages register models through this group
 MODELS: Registry = Registry("model", ModelSpec, (ICMModel, AR1Model, ProductModel, FabolasModel, LinearBasisModel,
-                                                 TaskBasisModel, ICMDiscModel), key="kind", classes=True)
-"""``kind -> class``, in registration order: every model a configuration (``model =``),
-:func:`mumbo_jax.benchmarks.tasks.problem_task` and the tuner build (:func:`build_model`).
-:func:`register` adds a class of one's own (docs/howto/write-a-model.md)."""
+                                                 TaskBasisModel, ICMDiscModel), key="kind", classes=True,
+                            entry_point_group=ENTRY_POINT_GROUP)
+"""``kind -> class``: the models that configurations, the benchmarks' tasks and the tuner
+build (:func:`build_model`); :func:`register` or an entry point of :data:`ENTRY_POINT_GROUP`
+(loaded on first use) adds one's own (docs/howto/write-a-model.md)."""
 
 KINDS = Names(MODELS, doc="every model's kind")
 DISCRETE_KINDS = Names(MODELS, lambda c: c.discrete, "the models of discrete fidelities or tasks")
@@ -393,10 +396,8 @@ BASIS_KINDS = Names(MODELS, lambda c: issubclass(c, BasisKernelModel), "the basi
 
 def register(cls: type) -> type:
     """Add a model class (a frozen dataclass subclassing :class:`DiscreteModel` or
-    :class:`ContinuousModel`, with a snake_case class attribute ``kind``) to
-    :data:`MODELS` and return it (so it also works as a class decorator): configurations accept
-    ``model = "<kind>"`` at once. The same class again is a no-op; another class under a
-    taken kind is a ValueError."""
+    :class:`ContinuousModel`, a snake_case ``kind``) to :data:`MODELS` and return it (a
+    class decorator too); another class under a taken kind is a ValueError."""
     if not (isinstance(cls, type) and issubclass(cls, (DiscreteModel, ContinuousModel))):
         raise TypeError(f"register expects a subclass of DiscreteModel or ContinuousModel, got {cls!r}")
     return MODELS.register(cls)
@@ -408,21 +409,17 @@ def unregister(kind: str) -> type:
 
 
 def kinds_for(discrete: bool) -> Names:
-    """The kinds of the models of discrete fidelities (``True``) or of a continuous one,
-    in registration order (a live view)."""
+    """The kinds of the models of discrete fidelities (``True``) or of a continuous one."""
     return DISCRETE_KINDS if discrete else CONTINUOUS_KINDS
 
 
 def default_kind(discrete: bool) -> str:
-    """The model a problem gets when none is named: the first registered of its family,
-    ``"icm"`` for discrete fidelities, ``"product"`` for a continuous one."""
+    """The first registered model of the family: ``"icm"`` (discrete), ``"product"``."""
     return kinds_for(discrete)[0]
 
 
 def model_options(kind: str) -> tuple:
-    """The model's own fields beyond its family's (``bounds``, ``noise``, ``noise_floor``,
-    ``n_fidelities`` or ``fidelity_bounds``): ``("rank", "target_floor")`` for the ICM
-    models, ``()`` for most."""
+    """The model's own fields beyond its family's: ``target_floor`` and ``rank`` for ICM."""
     cls = MODELS.lookup(kind, "model")
     family = DiscreteModel if cls.discrete else ContinuousModel
     base = {f.name for f in dataclasses.fields(family)}
