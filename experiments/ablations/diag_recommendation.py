@@ -7,8 +7,7 @@ MUMBO's last 20 evaluations (distance to the optimiser, fidelity), and the model
 and sd at the final recommendation. Part 2 (ask/tell, MUMBO, the same settings): every
 10 evaluations, the regret of the paper's recommendation (the evaluated x with the best
 posterior mean of g) against that of the maximiser of the posterior mean of g over the
-box (``incumbent_rule = "global"``'s search). Output: printed; data/nuts/ keeps a
-run's log.
+box (``incumbent_rule = "global"``'s search). Output: printed.
 """
 
 import sys

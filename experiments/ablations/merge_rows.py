@@ -2,10 +2,10 @@
 table compares runs made at different times on the same seeds (the first row is the
 reference of the table's paired tests).
 
-    python experiments/ablations/merge_rows.py --out s9g_m_hartmann3_b150_s0-9.json \
+    python experiments/ablations/merge_rows.py --out nuts_hartmann3_b150_s0-9.json \
         s10b_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal \
-        s9g_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal+nuts4 \
-        "s10b_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal+nuts4=...+nuts4 (full grid)"
+        s10b_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal+nuts4 \
+        "s10b_hartmann3_b150_s0-9.json:mumbo+faces+local+inc_global+cal+nuts=NUTS, 8 samples"
 
 Each row is ``FILE:VARIANT`` or ``FILE:VARIANT=NEW NAME``; the files must share the
 problem, budget and seeds.

@@ -20,10 +20,13 @@ machine (2 cores here) the BO step competes with the workers' processes and its 
 does not shrink with more workers, so the speed-up is bounded by how much of the
 wall-clock the sleeps are.
 
-Run (the study in docs/RESULTS.md: 20 runs at once, about 40 minutes on one core):
+Run (the study in docs/RESULTS.md: 40 runs at once, 4 worker counts x 10 seeds, about
+40 minutes on one core):
 
-    taskset -c 0 python experiments/studies/async_study.py --seeds 5 --budget 1000 --sleep-per-cost 2 \\
-        --fixed-times 300 600 1200 --concurrent --out data/async_study5.json
+    taskset -c 0 python experiments/studies/async_study.py --seeds 10 --budget 1000 --sleep-per-cost 2 \\
+        --fixed-times 300 600 1200 --concurrent --out data/async_study10.json
+
+It also draws the runs to the ``--out`` file's ``.png`` (not committed: no page shows it).
 """
 
 from __future__ import annotations
@@ -217,7 +220,7 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=800.0, help="cost budget per run (the design included)")
     ap.add_argument("--sleep-per-cost", type=float, default=0.05, help="seconds of sleep per unit of cost")
     ap.add_argument("--fixed-times", type=float, nargs="+", default=[20.0, 40.0])
-    ap.add_argument("--out", default="data/async_study5.json")
+    ap.add_argument("--out", default="data/async_study10.json")
     ap.add_argument("--concurrent", action="store_true",
                     help="run every (seed, workers) run at once, each driver in its own thread of this process "
                          "(they share the compiled programs and the CPU; their evaluations share one Dask worker "
