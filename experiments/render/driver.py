@@ -61,19 +61,12 @@ def render_text(text: str, root=ROOT) -> str:
     return MARKER.sub(sub, text)
 
 
-# the data records keep the command they were made with; scripts have since moved into
-# experiments/{paper,ablations,performance,studies}: a quoted command names today's path
+# the data records keep the command they were made with; the scripts have since moved into
+# experiments/{paper,performance,studies}: a quoted command names today's path
 MOVED = {
-    "run_sweeps.sh": "paper", "bench_bo.py": "paper", "fabolas_svm.py": "paper", "fastcv.py": "paper",
-    "overhead_mumbo_vs_mtbo.py": "paper", "bench_acquisition.py": "performance",
-    "bench_decision.py": "performance", "bench_gain.py": "performance", "bench_gibbon.py": "performance",
-    "bench_maxvalue.py": "performance", "bench_nuts.py": "performance", "profile_decision.py": "performance",
-    "time_sweep.py": "performance", "bench_compare_workers.py": "performance",
-    "gpu_issue10.sh": "performance/gpu_fit_speed.sh", "ablation_mumbo.py": "ablations",
-    "merge_rows.py": "ablations", "plot_nuts.py": "ablations", "diag_recommendation.py": "ablations",
-    "gpu_h6.sh": "ablations/gpu_hartmann6.sh", "gpu_h6_6000.sh": "ablations/gpu_hartmann6_6000.sh",
-    "gpu_h6_levers.sh": "ablations/gpu_hartmann6_levers.sh", "merge_gpu_h6.py": "ablations/merge_gpu_hartmann6.py",
-    "seed_study10.py": "ablations/seed_study_fit_speed.py", "async_study.py": "studies",
+    "overhead_mumbo_vs_mtbo.py": "paper", "bench_acquisition.py": "performance", "bench_decision.py": "performance",
+    "bench_nuts.py": "performance", "profile_decision.py": "performance", "bench_compare_workers.py": "performance",
+    "async_study.py": "studies",
 }
 _MOVED_RE = re.compile(r"experiments/(" + "|".join(re.escape(k) for k in MOVED) + r")\b")
 
@@ -84,14 +77,7 @@ def current_paths(text: str) -> str:
         where = MOVED[m.group(1)]
         return "experiments/" + (where if "/" in where else f"{where}/{m.group(1)}")
 
-    text = text.replace("experiments/results13", "data/ablations").replace("docs/data/", "data/")
-    for old, new in LABELS.items():
-        text = text.replace(old, new)
     return _MOVED_RE.sub(sub, text)
-
-
-# labels recorded in data/bench_decision.json (its runs' --label), as the pages name them
-LABELS = {"before issue 10 (": "before the dense fit (", "(issue 10c: ": "(blocked-inverse fit: "}
 
 
 def markers(text: str) -> list[tuple[str, str | None]]:
