@@ -1,133 +1,237 @@
-"""Settings records: small frozen dataclasses whose fields carry their own documentation.
+"""One descriptor for every checked value: a settings record's field and a configuration
+key are the same :class:`Field`, with one set of checks (type, finite, range, choices)
+and one set of messages.
 
-A field is declared with :func:`knob`: its default, one sentence of documentation and its
-constraints (range, allowed values, a cap for configuration files, the flat name it had
-before the settings were grouped). That metadata is the one source of truth for
+A record field is declared with :func:`knob`: its default, one sentence of documentation
+and its constraints (range, allowed values, a cap for configuration files, the flat name
+it had before the settings were grouped). That metadata is the one source of truth for
 
 * the record's own checks (:func:`check`, called by each record's ``__post_init__``),
 * the configuration schema and ``mumbo-jax config-help``
-  (:func:`mumbo_jax.run.config.record_fields` reads :func:`fields`),
+  (:func:`mumbo_jax.run.settings_config.record_fields` reads :func:`fields`),
 * the documentation (the configuration reference is rendered from the schema).
+
+A configuration key that is no record field (``[run] budget``, ``[objective] retries``)
+is a :class:`Field` written out in its schema (:mod:`mumbo_jax.run.schema` builds the
+sections and their references from them).
 
 Records are frozen and hashable: a record (and :class:`mumbo_jax.bo.settings.BOSettings`,
 which holds several) is a static argument of the compiled programs.
 
-This module imports nothing from the package, so every layer (``gp``, ``bo``) can
-declare its records with it.
+This module imports nothing from the package, so every layer (``gp``, ``bo``, ``run``)
+declares its values with it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import types
 import typing
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["knob", "Knob", "fields", "check", "replace"]
+__all__ = ["Field", "knob", "fields", "check", "replace", "did_you_mean", "toml_type", "type_ok"]
 
-
-def knob(default: Any, doc: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
-         high_open: bool = False, choices: Sequence | Callable[[], Sequence] | None = None,
-         cap: float | None = None, old: str | None = None) -> Any:
-    """A record field with its documentation and constraints (``dataclasses.field``).
-
-    Args:
-        default: the default value (immutable).
-        doc: what the field does, and the default's reason where it has one.
-        low, high: closed range of a number (``low_open``/``high_open``: open end).
-        choices: allowed values, or a callable returning them (a registry read late).
-        cap: an upper bound that configuration files enforce (what a machine can do:
-            a typo of ``1e9`` candidates is an error before any work), not Python.
-        old: the flat ``BOSettings`` name of the field before the settings were grouped
-            (old configuration keys still load, with a DeprecationWarning naming the
-            new key).
-    """
-    meta = dict(doc=doc, low=low, high=high, low_open=low_open, high_open=high_open, choices=choices, cap=cap,
-                old=old)
-    return dataclasses.field(default=default, metadata=types.MappingProxyType(meta))
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
+               dict: "a table"}
+_DOC_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "table"}
 
 
-class Knob(NamedTuple):
-    """One field of a record as the schema and the checks see it.
+def did_you_mean(value, allowed) -> str:
+    """`` (did you mean 'x'?)`` for the allowed string closest to a misspelt ``value``
+    (``difflib``), or ``""`` when none is close."""
+    if not isinstance(value, str):
+        return ""
+    words = [str(a) for a in allowed]
+    close = difflib.get_close_matches(value, words, n=1, cutoff=0.6)
+    if not close:
+        close = [w for w in words if w.lower() == value.lower().replace("-", "_")][:1]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def toml_type(value) -> str:
+    """The TOML name of a value's type (for messages)."""
+    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}
+    return names.get(type(value), type(value).__name__)
+
+
+def type_ok(value, kind: type) -> bool:
+    """Whether ``value`` has type ``kind`` (an integer is a number; a boolean is never a
+    number)."""
+    if kind is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if kind is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, kind)
+
+
+def _raise(message: str):
+    raise ValueError(message)
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One checked value: a configuration key or a settings record's field.
 
     Attributes:
-        name: the field's name.
-        type: ``int``, ``float``, ``str`` or ``bool``.
-        nullable: ``None`` is allowed (the field's default is then usually ``None``).
-        default: the default value.
-        doc, low, high, low_open, high_open, choices, cap, old: as in :func:`knob`.
+        name: the key (a record field's name).
+        type: ``int``, ``float`` (an integer is accepted and made a float), ``str``,
+            ``bool``, ``list`` or ``dict``.
+        doc: one sentence for the reference.
+        default: the value when the key is absent (``None``: absent means "not set").
+        required: the key must be given.
+        nullable: ``None`` is a valid value (a record field typed ``X | None``).
+        choices: allowed values, or a callable returning them (a registry read late).
+        noun: what a value is called in "unknown <noun> 'x'" (default: the key).
+        low, high: the closed range of a number (``low_open``/``high_open``: open end).
+        finite: numbers must be finite (default true).
+        items: the type of an array's elements; ``nonempty``: the array must not be empty.
+        hint: added to the error for a value outside ``choices``.
+        cap: a record field's upper bound that configuration files enforce (what a
+            machine can do: a typo of ``1e9`` candidates is an error before any work),
+            not Python.
+        old: a record field's flat ``BOSettings`` name before the settings were grouped
+            (old configuration keys still load, with a DeprecationWarning naming the new
+            key).
     """
 
     name: str
     type: type
-    nullable: bool
-    default: Any
     doc: str
-    low: float | None
-    high: float | None
-    low_open: bool
-    high_open: bool
-    choices: Any
-    cap: float | None
-    old: str | None
+    default: Any = None
+    required: bool = False
+    nullable: bool = False
+    choices: Sequence | Callable[[], Sequence] | None = None
+    noun: str | None = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    finite: bool = True
+    items: type | None = None
+    nonempty: bool = False
+    hint: str | None = None
+    cap: float | None = None
+    old: str | None = None
 
     def allowed(self) -> tuple | None:
         if self.choices is None:
             return None
         return tuple(self.choices() if callable(self.choices) else self.choices)
 
+    def check(self, value, where: str = "", fail: Callable[[str], Any] = _raise, name: str | None = None) -> Any:
+        """The checked value (a number of a ``float`` field as a float); ``fail(message)``
+        raises (default: ValueError). ``where`` prefixes the messages (a configuration's
+        ``[section]``); ``name`` replaces the key in them (a record's checks name the
+        record too, ``gstar.samples``)."""
+        name = name or self.name
+        label = f"{where} {name}" if where else name
+        if value is None and self.nullable:
+            return value
+        if not type_ok(value, self.type):
+            fail(f"{label} must be {_TYPE_NAMES[self.type]}{' or None' if self.nullable else ''}, got "
+                 f"{toml_type(value)} {value!r}")
+        if self.type is list:
+            if self.nonempty and not value:
+                fail(f"{label} must be a non-empty array, got []")
+            if self.items is not None and not all(type_ok(v, self.items) for v in value):
+                fail(f"{label} must be an array of {_DOC_TYPES[self.items]}s, got {value!r}")
+        if self.type in (int, float):
+            if self.finite and not math.isfinite(value):
+                fail(f"{label} must be a finite number, got {value!r}")
+            if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+                fail(f"{label} must be {'>' if self.low_open else '>='} {self.low:g}, got {value!r}")
+            if self.high is not None and (value >= self.high if self.high_open else value > self.high):
+                fail(f"{label} must be {'<' if self.high_open else '<='} {self.high:g}, got {value!r}")
+            if self.type is float:
+                value = float(value)
+        if self.type is str and self.choices is None and not value.strip():
+            fail(f"{label} must be a non-empty string")
+        allowed = self.allowed()
+        if allowed is not None and value not in allowed:
+            fail(f"{label + ': ' if where else ''}unknown {self.noun or name} {value!r}"
+                 f"{did_you_mean(value, allowed)}; allowed: " + ", ".join(map(str, allowed))
+                 + (f" ({self.hint})" if self.hint else ""))
+        return value
+
+    def describe_type(self) -> str:
+        """The type and constraints in words, for the reference."""
+        text = _DOC_TYPES[self.type]
+        if self.type is list and self.items is not None:
+            text = f"array of {_DOC_TYPES[self.items]}s"
+        rng = []
+        if self.low is not None:
+            rng.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+        if self.high is not None:
+            rng.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+        if rng:
+            text += " " + ", ".join(rng)
+        allowed = self.allowed()
+        if allowed is not None:
+            text += ": " + " | ".join(f'"{a}"' if isinstance(a, str) else str(a) for a in allowed)
+        return text
+
+    def describe_default(self) -> str:
+        if self.required:
+            return "required"
+        if self.default is None:
+            return "-"
+        if isinstance(self.default, bool):
+            return str(self.default).lower()
+        return f'"{self.default}"' if isinstance(self.default, str) else f"{self.default!r}"
+
+
+# ---------------------------------------------------------------------------- settings records
+
+
+def knob(default: Any, doc: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
+         high_open: bool = False, choices: Sequence | Callable[[], Sequence] | None = None,
+         cap: float | None = None, old: str | None = None) -> Any:
+    """A record field with its documentation and constraints (``dataclasses.field``
+    whose metadata holds its :class:`Field`; the name and type are the dataclass
+    field's, filled in by :func:`fields`).
+
+    Args:
+        default: the default value (immutable).
+        doc: what the field does, and the default's reason where it has one.
+        low, high, low_open, high_open, choices, cap, old: as in :class:`Field`.
+    """
+    spec = Field("", object, doc, default=default, choices=choices, low=low, high=high, low_open=low_open,
+                 high_open=high_open, cap=cap, old=old)
+    return dataclasses.field(default=default, metadata=types.MappingProxyType({"field": spec}))
+
 
 @functools.lru_cache(maxsize=None)
 def fields(cls) -> tuple:
-    """The :class:`Knob` of every field of the record class ``cls``, in order (fields
+    """The :class:`Field` of every field of the record class ``cls``, in order (fields
     without :func:`knob` metadata are records themselves and are left out)."""
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
-        if "doc" not in f.metadata:
+        if "field" not in f.metadata:
             continue
         hint = hints[f.name]
         args = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
             else (hint,)
-        nullable = type(None) in args
         kind = next(t for t in (bool, int, float, str) if t in args)
-        m = f.metadata
-        out.append(Knob(f.name, kind, nullable, f.default, m["doc"], m["low"], m["high"], m["low_open"],
-                        m["high_open"], m["choices"], m["cap"], m["old"]))
+        out.append(dataclasses.replace(f.metadata["field"], name=f.name, type=kind, nullable=type(None) in args,
+                                       default=f.default))
     return tuple(out)
 
 
-_TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-
-
 def check(record, prefix: str = "") -> None:
-    """Check every :func:`knob` field of ``record`` against its metadata (type, range,
+    """Check every :func:`knob` field of ``record`` (:meth:`Field.check`: type, range,
     choices) and make integers given for ``float`` fields floats. Raises ValueError
     naming ``prefix + name`` (e.g. ``fit.restarts``)."""
     for k in fields(type(record)):
-        v = getattr(record, k.name)
-        name = prefix + k.name
-        if v is None and k.nullable:
-            continue
-        ok = isinstance(v, bool) if k.type is bool else (
-            not isinstance(v, bool) and isinstance(v, (int, float) if k.type is float else k.type))
-        if not ok:
-            raise ValueError(f"{name} must be {_TYPE_WORDS[k.type]}{' or None' if k.nullable else ''}, got {v!r}")
-        if k.type is float and not isinstance(v, float):
-            v = float(v)
-            object.__setattr__(record, k.name, v)
-        if k.type in (int, float):
-            if not math.isfinite(v):
-                raise ValueError(f"{name} must be a finite number, got {v!r}")
-            if k.low is not None and (v <= k.low if k.low_open else v < k.low):
-                raise ValueError(f"{name} must be {'>' if k.low_open else '>='} {k.low:g}, got {v!r}")
-            if k.high is not None and (v >= k.high if k.high_open else v > k.high):
-                raise ValueError(f"{name} must be {'<' if k.high_open else '<='} {k.high:g}, got {v!r}")
-        allowed = k.allowed()
-        if allowed is not None and v not in allowed:
-            raise ValueError(f"unknown {name} {v!r}; allowed: {', '.join(map(str, allowed))}")
+        value = getattr(record, k.name)
+        checked = k.check(value, name=prefix + k.name)
+        if checked is not value:
+            object.__setattr__(record, k.name, checked)
 
 
 def replace(record, **changes):

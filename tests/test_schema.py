@@ -76,7 +76,7 @@ def test_settings_sections_are_generated_from_the_records():
         assert list(keys) == [f.name for f in dataclasses.fields(record)], name
         for f in dataclasses.fields(record):
             assert keys[f.name].default == f.default == getattr(record, f.name), (name, f.name)
-            assert keys[f.name].doc == f.metadata["doc"], (name, f.name)
+            assert keys[f.name].doc == f.metadata["field"].doc, (name, f.name)
     public = [n for n in dir(BOSettings()) if not n.startswith("_")]
     assert len(public) <= 12, public
 

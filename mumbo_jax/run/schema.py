@@ -2,9 +2,11 @@
 validation, the one-line error messages and the documentation (``mumbo-jax config-help``
 and the README's configuration reference, kept in sync by a test).
 
-A :class:`Field` is a key: its TOML type, default (or ``required``), allowed values
-(``choices``, possibly a callable that reads a registry), range (``low``/``high``, open
-or closed) and a doc string. A :class:`Section` is a table of fields. Checks between
+A :class:`~mumbo_jax.knobs.Field` is a key: its TOML type, default (or ``required``),
+allowed values (``choices``, possibly a callable that reads a registry), range
+(``low``/``high``, open or closed) and a doc string; the settings records' fields are the
+same descriptor (:mod:`mumbo_jax.knobs`), so a key and a record field are checked by one
+piece of code. A :class:`Section` is a table of fields. Checks between
 keys (a model that fits the problem's fidelities, a strategy that fits them, ...) stay
 in the code of each configuration (:mod:`mumbo_jax.run.config`,
 :mod:`mumbo_jax.run.tune.config`), next to the schema they complete.
@@ -18,9 +20,9 @@ section and the key; :class:`ConfigError` prefixes the file name.
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Mapping, Sequence
+
+from mumbo_jax.knobs import Field, did_you_mean, toml_type, type_ok
 
 __all__ = ["ConfigError", "Field", "Section", "did_you_mean", "toml_type", "type_ok", "check_sections",
            "render_text",
@@ -29,134 +31,6 @@ __all__ = ["ConfigError", "Field", "Section", "did_you_mean", "toml_type", "type
 
 class ConfigError(ValueError):
     """An invalid configuration (bad TOML, unknown key, wrong type or value)."""
-
-
-_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
-               dict: "a table"}
-_DOC_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "table"}
-
-
-def did_you_mean(value, allowed) -> str:
-    """`` (did you mean 'x'?)`` for the allowed string closest to a misspelt ``value``
-    (``difflib``), or ``""`` when none is close."""
-    if not isinstance(value, str):
-        return ""
-    words = [str(a) for a in allowed]
-    close = difflib.get_close_matches(value, words, n=1, cutoff=0.6)
-    if not close:
-        close = [w for w in words if w.lower() == value.lower().replace("-", "_")][:1]
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def toml_type(value) -> str:
-    """The TOML name of a parsed value's type (for messages)."""
-    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}
-    return names.get(type(value), type(value).__name__)
-
-
-def type_ok(value, kind: type) -> bool:
-    """Whether a parsed TOML value has type ``kind`` (an integer is a number; a boolean
-    is never a number)."""
-    if kind is bool:
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if kind is float:
-        return isinstance(value, (int, float))
-    return isinstance(value, kind)
-
-
-@dataclasses.dataclass(frozen=True)
-class Field:
-    """One key of a section.
-
-    Attributes:
-        name: the key.
-        type: ``int``, ``float`` (an integer is accepted and made a float), ``str``,
-            ``bool``, ``list`` or ``dict``.
-        doc: one sentence for the reference.
-        default: the value when the key is absent (``None``: absent means "not set").
-        required: the key must be given.
-        choices: allowed values, or a callable returning them (a registry read late).
-        noun: what a value is called in "unknown <noun> 'x'" (default: the key).
-        low, high: the closed range of a number (``low_open``/``high_open``: open end).
-        finite: numbers must be finite (default true).
-        items: the type of an array's elements; ``nonempty``: the array must not be empty.
-    """
-
-    name: str
-    type: type
-    doc: str
-    default: Any = None
-    required: bool = False
-    choices: Sequence | Callable[[], Sequence] | None = None
-    noun: str | None = None
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    finite: bool = True
-    items: type | None = None
-    nonempty: bool = False
-    hint: str | None = None  # added to the error for a value outside ``choices``
-
-    def allowed(self) -> tuple | None:
-        if self.choices is None:
-            return None
-        return tuple(self.choices() if callable(self.choices) else self.choices)
-
-    def check(self, value, where: str, fail) -> Any:
-        """The checked value (a number of a ``float`` field as a float); ``fail(message)``
-        raises."""
-        if not type_ok(value, self.type):
-            fail(f"{where} {self.name} must be {_TYPE_NAMES[self.type]}, got {toml_type(value)} {value!r}")
-        if self.type is list:
-            if self.nonempty and not value:
-                fail(f"{where} {self.name} must be a non-empty array, got []")
-            if self.items is not None and not all(type_ok(v, self.items) for v in value):
-                fail(f"{where} {self.name} must be an array of {_DOC_TYPES[self.items]}s, got {value!r}")
-        if self.type in (int, float):
-            if self.finite and not math.isfinite(value):
-                fail(f"{where} {self.name} must be a finite number, got {value!r}")
-            if self.low is not None and (value <= self.low if self.low_open else value < self.low):
-                fail(f"{where} {self.name} must be {'>' if self.low_open else '>='} {self.low:g}, got {value!r}")
-            if self.high is not None and (value >= self.high if self.high_open else value > self.high):
-                fail(f"{where} {self.name} must be {'<' if self.high_open else '<='} {self.high:g}, got {value!r}")
-            if self.type is float:
-                value = float(value)
-        if self.type is str and self.choices is None and not value.strip():
-            fail(f"{where} {self.name} must be a non-empty string")
-        allowed = self.allowed()
-        if allowed is not None and value not in allowed:
-            fail(f"{where} {self.name}: unknown {self.noun or self.name} {value!r}{did_you_mean(value, allowed)}; "
-                 "allowed: " + ", ".join(map(str, allowed)) + (f" ({self.hint})" if self.hint else ""))
-        return value
-
-    def describe_type(self) -> str:
-        """The type and constraints in words, for the reference."""
-        text = _DOC_TYPES[self.type]
-        if self.type is list and self.items is not None:
-            text = f"array of {_DOC_TYPES[self.items]}s"
-        rng = []
-        if self.low is not None:
-            rng.append(f"{'>' if self.low_open else '>='} {self.low:g}")
-        if self.high is not None:
-            rng.append(f"{'<' if self.high_open else '<='} {self.high:g}")
-        if rng:
-            text += " " + ", ".join(rng)
-        allowed = self.allowed()
-        if allowed is not None:
-            text += ": " + " | ".join(f'"{a}"' if isinstance(a, str) else str(a) for a in allowed)
-        return text
-
-    def describe_default(self) -> str:
-        if self.required:
-            return "required"
-        if self.default is None:
-            return "-"
-        if isinstance(self.default, bool):
-            return str(self.default).lower()
-        return f'"{self.default}"' if isinstance(self.default, str) else f"{self.default!r}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Mapping
 
 from mumbo_jax import knobs
 from mumbo_jax.bo.settings import RECORDS, BOSettings, old_keys
-from mumbo_jax.run.schema import Field, Section, did_you_mean
+from mumbo_jax.run.schema import Section, did_you_mean
 
 __all__ = ["SETTINGS", "OLD_SECTION", "SETTINGS_SECTIONS", "REMOVED", "ADDED_AS", "INT_CAP", "record_fields", "read_settings",
            "merge", "build_settings", "upgrade_record"]
@@ -45,15 +45,14 @@ REMOVED = {"fit_ftol": 0.0, "full_refit_every": 1, "protect_target": False, "bat
 
 
 def record_fields(cls) -> tuple:
-    """The schema :class:`mumbo_jax.run.schema.Field` of every field of a settings record,
-    from its :func:`mumbo_jax.knobs.knob` metadata."""
+    """The :class:`~mumbo_jax.knobs.Field` of every field of a settings record as a
+    configuration key: its :func:`mumbo_jax.knobs.knob` field, an integer without an upper
+    bound capped (its ``cap``, else :data:`INT_CAP`)."""
     out = []
     for k in knobs.fields(cls):
-        high = k.high
-        if k.type is int and high is None:
-            high = k.cap if k.cap is not None else INT_CAP
-        out.append(Field(k.name, k.type, k.doc, default=k.default, choices=k.choices, low=k.low, high=high,
-                         low_open=k.low_open, high_open=k.high_open))
+        if k.type is int and k.high is None:
+            k = dataclasses.replace(k, high=k.cap if k.cap is not None else INT_CAP)
+        out.append(k)
     return tuple(out)
 
 
