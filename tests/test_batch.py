@@ -39,7 +39,7 @@ def fitted():
 def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fitted):
     task, post, buffers, n, n_design, gstar = fitted
     key = jax.random.PRNGKey(3)
-    props = batch.batch_stage(with_(FAST, batch={"size": 3, "rule": "believer"}), task, post, gstar, key, buffers,
+    props = stages.batch_stage(with_(FAST, batch={"size": 3, "rule": "believer"}), task, post, gstar, key, buffers,
                               stages.as_count(n), n_design)
     assert props.x.shape == (3, 1) and props.z.shape == (3,)
     first = stages.maximise_stage(FAST, task, post, gstar, key, None, n_design)
@@ -57,7 +57,7 @@ def test_believer_slots_are_the_sequential_decisions_on_fantasised_posteriors(fi
 
 def test_gibbon_slot_gains_add_up_to_the_dense_batch_gain(fitted):
     task, post, buffers, n, n_design, gstar = fitted
-    props = batch.batch_stage(with_(FAST, batch={"size": 4, "rule": "gibbon"}), task, post, gstar,
+    props = stages.batch_stage(with_(FAST, batch={"size": 4, "rule": "gibbon"}), task, post, gstar,
                               jax.random.PRNGKey(5), buffers, stages.as_count(n), n_design)
     z = np.asarray(props.z).astype(int)
     dense = gibbon.gibbon_batch_gain(post, props.x, z, task.target, gstar)
@@ -142,7 +142,7 @@ def test_gibbon_seq_is_the_sequential_step_then_gibbon_given_it_pending(fitted):
     batch over the same candidate set with slot 0 as a pending evaluation."""
     task, post, buffers, n, n_design, gstar = fitted
     key = jax.random.PRNGKey(7)
-    props = batch.batch_stage(with_(FAST, batch={"size": 3, "rule": "gibbon_seq"}), task, post, gstar, key, buffers,
+    props = stages.batch_stage(with_(FAST, batch={"size": 3, "rule": "gibbon_seq"}), task, post, gstar, key, buffers,
                               stages.as_count(n), n_design)
     first = stages.maximise_stage(FAST, task, post, gstar, key, None, n_design)
     np.testing.assert_array_equal(props.x[0], first.x)

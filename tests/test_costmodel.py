@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.gp import costmodel, models, posterior
-from mumbo_jax.bo import optimize, stages
+from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.settings import BOSettings, make_task
 
@@ -174,11 +174,11 @@ def test_learned_cost_steers_the_proposal(toy_task):
     k_fit, k_g, k_max = stages.step_keys(opt.loop_key, 0)
     post = stages.fit_stage(SMALL, toy_task, buffers, opt.params, k_fit)
     gstar = stages.gstar_stage(SMALL, toy_task, post, k_g)
-    base = stages.propose(SMALL, toy_task, post, gstar, k_max)
-    same = stages.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1.0)))
+    base = rules.propose(SMALL, toy_task, post, gstar, k_max)
+    same = rules.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1.0)))
     np.testing.assert_allclose(np.asarray(same.x), np.asarray(base.x), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(float(same.z), float(base.z), atol=1e-9)
-    moved = stages.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1e6)))
+    moved = rules.propose(SMALL, toy_task, post, gstar, k_max, jax.tree_util.Partial(_wall, jnp.asarray(1e6)))
     assert float(moved.x[0]) <= 0.0
 
 

@@ -17,7 +17,7 @@ from scipy import integrate, special, stats
 
 from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import rules, stages
+from mumbo_jax.bo import rules
 from mumbo_jax.gp import models, moments, posterior
 from mumbo_jax.rules_contrib import mf_gibbon
 from tests.bo_helpers import FAST, with_
@@ -167,7 +167,7 @@ def test_mf_gibbon_in_the_loop_bounds_mumbo_at_its_own_choice():
     task = tasks.problem_task(prob)
     post = _forrester_posterior(task, prob)
     gstar = float(post.scaling.y_mean) + float(post.scaling.y_scale) * jnp.asarray([1.0, 1.5, 2.0])
-    prop = stages.propose(settings, task, post, gstar, jax.random.PRNGKey(0))
+    prop = rules.propose(settings, task, post, gstar, jax.random.PRNGKey(0))
     x, z = prop.x[None], jnp.asarray(prop.z)[None]
     alpha = float(mf_gibbon.mf_gibbon_gain(post, task.target, gstar, x, z)[0])
     np.testing.assert_allclose(float(prop.alpha), alpha, rtol=1e-10)

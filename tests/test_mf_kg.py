@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import rules, stages
+from mumbo_jax.bo import rules
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.rules_contrib import mf_kg
 from tests.bo_helpers import FAST, with_
@@ -237,7 +237,7 @@ def test_a_variant_of_mf_kg_sees_its_own_options():
         seen.append(ctx.options["n_random"])
         acq = small.acquisition(ctx)
         assert acq.args[2].xu.shape == (5, 1)  # n_best + n_random points in A
-        prop = stages.propose(ctx.settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0))
+        prop = rules.propose(ctx.settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0))
         assert np.isfinite(float(prop.alpha)) and float(prop.alpha) >= 0 and seen == [4]
     finally:
         rules.unregister("mf_kg_small_test")

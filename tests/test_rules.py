@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import optimize, rules, stages
+from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax import BOSettings, make_task
 from mumbo_jax.gp import models, moments, posterior
@@ -99,7 +99,7 @@ def test_bo_evaluations_skip_the_design_rows():
     # a rule that replays its history cannot run without the count
     settings = BOSettings(strategy="mf_gp_ucb", maximiser={"n_candidates": 20, "n_starts": 2})
     with pytest.raises(ValueError, match="replays its own BO evaluations: pass n_design"):
-        stages.propose(settings, task, post, jnp.zeros(10), None)
+        rules.propose(settings, task, post, jnp.zeros(10), None)
 
 
 # --------------------------------------------------------------------------- robustness levers

@@ -9,7 +9,7 @@ from scipy import stats
 
 from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import optimize, stages
+from mumbo_jax.bo import optimize, rules, stages
 from mumbo_jax.bo.settings import make_task
 from mumbo_jax.gp import fitting, models, moments, posterior
 from tests.bo_helpers import FAST, with_
@@ -34,7 +34,7 @@ def _propose(task, post, strategy, key=3, **kw):
     structure, whatever the settings' numbers)."""
     settings = with_(FAST, strategy=strategy, **kw)
     gstar = stages.gstar_stage(settings, task, post, jax.random.PRNGKey(2))
-    return stages.propose(settings, task, post, gstar, jax.random.PRNGKey(key), None, jnp.asarray(0))
+    return rules.propose(settings, task, post, gstar, jax.random.PRNGKey(key), None, jnp.asarray(0))
 
 
 def _ei_reference(mu, sd, eta):
@@ -89,7 +89,7 @@ def test_mumbo_scores_the_declared_target(discrete):
     task1 = make_task(task0.spec, posterior.target_fidelity(1), task0.space)
     settings = with_(FAST, strategy="mumbo")
     gstar = stages.gstar_stage(settings, task1, post, jax.random.PRNGKey(2))
-    prop = stages.propose(settings, task1, post, gstar, jax.random.PRNGKey(3), None, jnp.asarray(0))
+    prop = rules.propose(settings, task1, post, gstar, jax.random.PRNGKey(3), None, jnp.asarray(0))
     x, z = prop.x[None], jnp.atleast_1d(prop.z)
 
     def gain(target):
@@ -114,9 +114,9 @@ def test_learned_cost_divides_single_stage_rules_only(discrete):
     settings = with_(FAST, strategy="ei")
     gstar = jnp.zeros(FAST.gstar.samples)
     key = jax.random.PRNGKey(3)
-    base = stages.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
+    base = rules.propose(settings, task, post, gstar, key, None, jnp.asarray(0))
     const = jax.tree_util.Partial(lambda c, x, z: c * jnp.ones(x.shape[0]), jnp.asarray(4.0))
-    scaled = stages.propose(settings, task, post, gstar, key, const, jnp.asarray(0))
+    scaled = rules.propose(settings, task, post, gstar, key, const, jnp.asarray(0))
     np.testing.assert_allclose(np.asarray(scaled.x), np.asarray(base.x), atol=1e-12)
     # known cost at the target is 10, the learned one 4
     np.testing.assert_allclose(float(scaled.score) * 4.0, float(base.score) * 10.0, rtol=1e-10)

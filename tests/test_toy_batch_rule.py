@@ -80,7 +80,7 @@ def test_the_toy_batch_rule_in_the_compiled_batch_step(toys):
     _, post, buffers = opt.last_fit
     gstar = stages.gstar_stage(FAST, opt.task, post, jax.random.PRNGKey(11))
     n_design, key = stages.as_count(opt.n_design), jax.random.PRNGKey(3)
-    props = batch.batch_stage(with_(FAST, batch={"size": 2, "rule": BATCH}), opt.task, post, gstar, key, buffers,
+    props = stages.batch_stage(with_(FAST, batch={"size": 2, "rule": BATCH}), opt.task, post, gstar, key, buffers,
                               stages.as_count(len(opt.x)), n_design)
     assert props.x.shape == (2, 1) and props.z.shape == (2,)
     for k in range(2):  # each slot is the sequential step with its own key

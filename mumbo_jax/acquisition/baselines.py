@@ -8,7 +8,7 @@ Two layers, like :mod:`mumbo_jax.acquisition.acquisitions`:
   :func:`pmin_entropy`, :func:`pmin_after_fantasy`, :func:`mtbo_gain`;
 * the same acquisitions on a fitted :class:`mumbo_jax.gp.posterior.Posterior`
   (``*_alpha`` functions with the ``alpha(x [M, d], z [M]) -> [M]`` signature that
-  :func:`mumbo_jax.bo.optimize.maximise` takes), used by :func:`mumbo_jax.bo.stages.propose`.
+  :func:`mumbo_jax.bo.optimize.maximise` takes), used by :func:`mumbo_jax.bo.rules.propose`.
   Each one is the posterior's moments fed to the closed form above (one copy of each
   formula: the tested closed form is the code that runs).
 

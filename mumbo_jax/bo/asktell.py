@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.bo import refits, rules, safe_recommendation, stages, told_values
+from mumbo_jax.bo.asktell_checks import BOX_TOL
 from mumbo_jax.bo.asktell_checks import check_design as _check_design, check_state as _check_state
 from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
@@ -32,7 +33,6 @@ from mumbo_jax.gp.precision import require_x64
 
 __all__ = ["AskTell", "BOX_TOL", "FAILURE_MARGIN", "LARGE_N", "LargeDataWarning", "Pending"]
 
-BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
 MAX_PRESUMED = 3  # proposals per ask the failure classifier may turn down
 LARGE_N = 1000  # told evaluations beyond which each ask's exact GP becomes slow (a warning, once)
 FAILURE_MARGIN = 1.0  # a failed evaluation is modelled as the worst y told minus this share of the y range

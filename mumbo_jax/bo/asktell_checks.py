@@ -10,7 +10,9 @@ import numpy as np
 from mumbo_jax.bo.settings import Task
 from mumbo_jax.gp import models
 
-__all__ = ["STATE_KEYS", "OPTIONAL_KEYS", "check_design", "real", "seed", "check_state", "check_schedule"]
+__all__ = ["BOX_TOL", "STATE_KEYS", "OPTIONAL_KEYS", "check_design", "real", "seed", "check_state", "check_schedule"]
+
+BOX_TOL = 1e-9  # x this far outside the box (fraction of its width) is rounding: clipped, not rejected
 
 
 def check_design(task: Task, design):

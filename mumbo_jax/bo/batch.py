@@ -3,7 +3,7 @@
 A batch step fits the model once and samples g* once, then chooses q pairs (x, z)
 before any of them is evaluated; the q evaluations run together (q workers) and are
 appended at once (:func:`mumbo_jax.bo.compiled.run_compiled` with
-``BOSettings.batch.size = q``). The batch rule (``BOSettings.batch.rule``, a name in
+``BOSettings.batch.size = q``; the compiled step is :func:`mumbo_jax.bo.stages.batch_stage`). The batch rule (``BOSettings.batch.rule``, a name in
 :data:`BATCH_RULES`) builds the batch from the same fitted posterior. The built-in rules
 build it greedily:
 
@@ -49,23 +49,23 @@ everywhere at once (docs/howto/write-a-rule.md).
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from mumbo_jax.acquisition import gibbon
-from mumbo_jax.bo import optimize, rules, stages
+from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs
 from mumbo_jax.registry import Registry, check_name, frozen_options
-from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import moments, posterior
-from mumbo_jax.xla_options import jit
+
+if TYPE_CHECKING:  # annotations only: settings imports this module (the batch rules' names)
+    from mumbo_jax.bo.settings import BOSettings, Task
 
 __all__ = ["BatchRule", "BatchContext", "BATCH_RULES", "register", "unregister", "check_batch_rule", "propose",
-           "batch_stage", "candidate_pairs", "CONTINUOUS_FIDELITIES"]
+           "candidate_pairs", "CONTINUOUS_FIDELITIES"]
 
 CONTINUOUS_FIDELITIES = 5  # a continuous fidelity enters GIBBON's candidate set at this many values
 
@@ -141,10 +141,10 @@ class BatchRule:
 
 
 def propose(ctx: BatchContext, key=None, post=None) -> optimize.Proposal:
-    """The sequential decision rule's proposal (:func:`mumbo_jax.bo.stages.propose`) on
+    """The sequential decision rule's proposal (:func:`mumbo_jax.bo.rules.propose`) on
     ``post`` (default ``ctx.post``) with maximiser ``key`` (default ``ctx.key``): the
     building block of a batch rule."""
-    return stages.propose(ctx.settings, ctx.task, ctx.post if post is None else post, ctx.gstar,
+    return rules.propose(ctx.settings, ctx.task, ctx.post if post is None else post, ctx.gstar,
                           ctx.key if key is None else key, None, ctx.n_design)
 
 
@@ -187,7 +187,7 @@ def _as_fidelity(task: Task, z):
 
 
 def _gibbon(settings, task, post, gstar, key, q, n_design, anchors=None, quality="gibbon"):
-    first = stages.propose(settings, task, post, gstar, key, None, n_design)
+    first = rules.propose(settings, task, post, gstar, key, None, n_design)
     anchors = first.x[None] if anchors is None else anchors
     local = _local_anchors(settings, task, post)
     x, z = candidate_pairs(settings, task, jax.random.fold_in(key, q), anchors, local)
@@ -208,7 +208,7 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
 
     def slot(carry, k):
         b, p = carry
-        prop = stages.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
+        prop = rules.propose(settings, task, p, gstar, jnp.where(k == 0, key, jax.random.fold_in(key, k)),
                                   None, n_design)
         mean, _ = moments.predict(p, prop.x[None], _as_fidelity(task, jnp.atleast_1d(prop.z)))
         row = n + k
@@ -219,32 +219,6 @@ def _believer(settings, task, post, gstar, key, q, buffers, n, n_design):
 
     _, props = jax.lax.scan(slot, (buffers, post), jnp.arange(q))
     return props
-
-
-def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, buffers, n,
-                n_design) -> optimize.Proposal:
-    """``settings.batch.size`` pairs chosen at once by ``settings.batch.rule``.
-
-    Args:
-        post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
-        gstar: ``[N]`` g* samples; key: the step's maximiser key.
-        buffers: :class:`mumbo_jax.bo.stages.Buffers` with at least ``n + q - 1`` rows
-            (the believer writes its fantasies after row n).
-        n: rows filled; n_design: rows of the initial design.
-
-    Returns:
-        :class:`mumbo_jax.bo.optimize.Proposal` with a leading slot axis: ``x [q, d]``,
-        ``z [q]``, ``score [q]`` (GIBBON: the batch's gain per unit cost when the slot
-        was chosen; believer: the rule's score on the fantasised posterior) and
-        ``alpha [q]`` (GIBBON: the slot's gain increment; believer: the rule's alpha).
-    """
-    return _batch(stages.decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
-
-
-@functools.partial(jit, static_argnames=("settings",))
-def _batch(settings, task, post, gstar, key, buffers, n, n_design):
-    ctx = BatchContext(settings, task, post, gstar, key, buffers, n, n_design)
-    return BATCH_RULES[settings.batch.rule].build(ctx)
 
 
 def _believer_rule(ctx: BatchContext):
@@ -270,7 +244,7 @@ def _gibbon_seq(settings, task, post, gstar, key, q, n_design):
     """Slot 0: the sequential decision (the full maximiser, as the believer's slot 0);
     slots 1..q-1: GIBBON's greedy batch given slot 0 as a pending evaluation (it enters
     through the joint covariance, as pending points do in ask/tell)."""
-    first = stages.propose(settings, task, post, gstar, key, None, n_design)
+    first = rules.propose(settings, task, post, gstar, key, None, n_design)
     if q == 1:
         return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], first)
     local = _local_anchors(settings, task, post)

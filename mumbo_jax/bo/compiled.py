@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import batch, refits, rules, sharding, stages
+from mumbo_jax.bo import refits, rules, sharding, stages
 from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.bo.timing import StepClock, Timings, timed
@@ -156,7 +156,7 @@ def _one_seed(settings: BOSettings, task: Task, bench) -> _Stages:
     )
     if settings.batch.size > 1:  # q evaluations per step: the batch rule and a q-row append
         seed_stages = seed_stages._replace(
-            maximise=lambda post, g, k, s: batch.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
+            maximise=lambda post, g, k, s: stages.batch_stage(settings, task, post, g, k, s.buffers, s.n, s.n_design),
             observe=lambda s, p, prop, nk, go: _observe_batch(task, bench, s, p, prop, nk, go))
     return seed_stages
 
@@ -198,7 +198,7 @@ def _maximise_all(settings, task, post, gstar, keys, n_design):
 
 @functools.partial(jit, static_argnames=("settings",))
 def _batch_all(settings, task, post, gstar, keys, state):
-    return jax.vmap(lambda p, g, k, s: batch.batch_stage(settings, task, p, g, k, s.buffers, s.n, s.n_design))(
+    return jax.vmap(lambda p, g, k, s: stages.batch_stage(settings, task, p, g, k, s.buffers, s.n, s.n_design))(
         post, gstar, keys, state)
 
 

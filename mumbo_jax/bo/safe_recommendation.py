@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from mumbo_jax.bo import stages
+from mumbo_jax.bo.asktell_checks import BOX_TOL
 from mumbo_jax.gp import moments
 
 __all__ = ["SURE_SD", "UnsafeRecommendationWarning", "checked", "unsafe_reason"]
@@ -42,8 +43,6 @@ class UnsafeRecommendationWarning(UserWarning):
 def unsafe_reason(opt, x) -> str | None:
     """Why ``x [d]`` must not be recommended by ``opt`` (an AskTell), or ``None``: it is a
     failed x, or the failure classifier is not sure of success there at the target."""
-    from mumbo_jax.bo.asktell import BOX_TOL
-
     if not opt.failed:
         return None
     b = np.asarray(opt.task.spec.bounds)

@@ -31,7 +31,7 @@ import numpy as np
 
 from mumbo_jax import knobs
 from mumbo_jax.acquisition import maxvalue
-from mumbo_jax.bo import optimize, robust, rules  # noqa: F401 (robust registers the robust rules)
+from mumbo_jax.bo import batch, optimize, robust, rules  # noqa: F401 (robust registers the robust rules)
 from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.bo.optimize import MaximiserSettings
 from mumbo_jax.gp import models, posterior
@@ -106,8 +106,6 @@ class RecommendationSettings:
 
 
 def _batch_rule_names() -> tuple:
-    from mumbo_jax.bo import batch  # the batch rules' registry (batch.py imports this module)
-
     return tuple(batch.BATCH_RULES)
 
 
@@ -238,7 +236,6 @@ class BOSettings:
                                  f"{type(value).__name__}")
         if not isinstance(self.strategy, str) or self.strategy not in rules.RULES:
             raise ValueError(f"unknown strategy {self.strategy!r}; allowed: {rules.STRATEGIES}")
-        from mumbo_jax.bo import batch  # the batch rules' registry (batch.py imports this module)
         batch.check_batch_rule(self.batch.rule, self.strategy, self.batch.size)
         rule = rules.RULES[self.strategy]
         if self.mcmc.samples:

@@ -7,7 +7,7 @@ the last hyper-parameters. One decision is three compiled stages,
     fit_stage       refit the hyper-parameters (on the steps of :func:`refit_at`) and
                     condition on the buffers;
     gstar_stage     samples of g* (rules with ``uses_gstar``; zeros otherwise);
-    maximise_stage  the rule's proposal (:func:`propose`);
+    maximise_stage  the rule's proposal (:func:`mumbo_jax.bo.rules.propose`);
 
 then :func:`observe` appends the evaluation and :func:`incumbent_row` names the
 incumbent. Evaluations handed out but not returned yet ("pending", the asynchronous
@@ -34,9 +34,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import gibbon, maxvalue
-from mumbo_jax.bo import optimize, programs, rules
+from mumbo_jax.bo import batch, optimize, programs, rules
 from mumbo_jax.bo import incumbent as incumbent_module
-from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
+from mumbo_jax.bo.incumbent import incumbent_by_rule
 from mumbo_jax.bo.settings import ApproxSettings, BOSettings, FitSettings, GstarSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, moments, posterior, sparse
 from mumbo_jax.xla_options import jit
@@ -44,7 +44,7 @@ from mumbo_jax.xla_options import jit
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",
     "init", "observe", "step_keys", "refit_at", "cold_at", "fit_stage", "gstar_stage",
-    "maximise_stage", "decision_settings", "decision_posterior", "propose", "incumbent_row", "recommend", "decide", "believe_stage",
+    "maximise_stage", "decision_settings", "decision_posterior", "batch_stage", "incumbent_row", "recommend", "decide", "believe_stage",
     "gibbon_stage", "believer_rows", "PENDING_MODES",
 ]
 
@@ -298,13 +298,40 @@ def _gstar(uses_gstar, n_gstar, method, n_grid, task, post, key):
 
 def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
                    n_design=None) -> optimize.Proposal:
-    """The rule's choice of the next (x, z) (:func:`propose`);
+    """The rule's choice of the next (x, z) (:func:`mumbo_jax.bo.rules.propose`);
     ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost;
     ``n_design``: the rows of the buffers that hold the initial design.
 
     Compiled per decision settings only: settings that differ in the fit or the g*
     sampler share the program."""
     return _maximise(decision_settings(settings), task, post, gstar, key, cost, n_design)
+
+
+def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, buffers, n,
+                n_design) -> optimize.Proposal:
+    """``settings.batch.size`` pairs chosen at once by ``settings.batch.rule`` (a record of
+    :data:`mumbo_jax.bo.batch.BATCH_RULES`).
+
+    Args:
+        post: the posterior fitted to ``buffers`` (the first ``n`` rows are data).
+        gstar: ``[N]`` g* samples; key: the step's maximiser key.
+        buffers: :class:`Buffers` with at least ``n + q - 1`` rows
+            (the believer writes its fantasies after row n).
+        n: rows filled; n_design: rows of the initial design.
+
+    Returns:
+        :class:`mumbo_jax.bo.optimize.Proposal` with a leading slot axis: ``x [q, d]``,
+        ``z [q]``, ``score [q]`` (GIBBON: the batch's gain per unit cost when the slot
+        was chosen; believer: the rule's score on the fantasised posterior) and
+        ``alpha [q]`` (GIBBON: the slot's gain increment; believer: the rule's alpha).
+    """
+    return _batch(decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
+
+
+@functools.partial(jit, static_argnames=("settings",))
+def _batch(settings, task, post, gstar, key, buffers, n, n_design):
+    ctx = batch.BatchContext(settings, task, post, gstar, key, buffers, n, n_design)
+    return batch.BATCH_RULES[settings.batch.rule].build(ctx)
 
 
 _DECISION_FIT = FitSettings(restarts=1, max_iter=1, refit_every=1)  # the fit is not the decision's
@@ -331,59 +358,7 @@ def decision_posterior(settings: BOSettings, post: posterior.Posterior, n: int) 
 
 @functools.partial(jit, static_argnames=("settings",))
 def _maximise(settings, task, post, gstar, key, cost, n_design):
-    return propose(settings, task, post, gstar, key, cost, n_design)
-
-
-def _per_unit_cost(acq, cost, x, z):
-    """alpha(x, z) / c(x, z) for a cost that depends on x as well (a learned cost)."""
-    return acq(x, z) / cost(x, z)
-
-
-def _unit_cost(z):
-    return jnp.ones(jnp.shape(z))
-
-
-def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
-            n_design=None) -> optimize.Proposal:
-    """The next evaluation under ``settings.strategy``: the rule's score maximised over
-    its space per unit cost.
-
-    Reads the rule's record in :data:`mumbo_jax.bo.rules.RULES`, builds its acquisition,
-    maximises it over X x (all fidelities or the target) with
-    :func:`mumbo_jax.bo.optimize.maximise` and hands the result to the rule's second
-    stage if it has one. Traceable; :func:`maximise_stage` is its compiled form.
-
-    Args:
-        settings: :class:`mumbo_jax.bo.settings.BOSettings` (static).
-        task: :class:`mumbo_jax.bo.settings.Task`.
-        post: the posterior fitted to the data so far.
-        gstar: ``[N]`` samples of g* (ignored by rules without g*).
-        key: PRNG key of the maximiser.
-        cost: optional learned cost ``c(x [M, d], z [M]) -> [M]`` (a
-            ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.gp.costmodel.cost_function`):
-            the maximiser then scores ``alpha(x, z) / c(x, z)`` instead of dividing by
-            the task's known ``cost(z)``. ``None`` keeps the known cost.
-        n_design: scalar int, the number of initial-design rows at the start of the
-            posterior's buffers. Rules with ``replays_history`` (MF-GP-UCB, BOCA) replay
-            the BO evaluations after them and need it; the others ignore it.
-
-    Returns:
-        :class:`mumbo_jax.bo.optimize.Proposal`.
-    """
-    rule = rules.check_rule_for_task(settings.strategy, task)
-    if rule.replays_history and n_design is None:
-        raise ValueError(f"strategy {rule.name!r} replays its own BO evaluations: pass n_design, the number of "
-                         "initial-design rows in the posterior's data")
-    ctx = rules.Context(settings, task, post, gstar, key, n_design, cost)
-    acq = rule.acquisition(ctx)
-    space = rules.target_space(task) if rule.space == "target" else task.space
-    if cost is not None and rule.second_stage is None:
-        acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
-        space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
-                                       space.choices)
-    anchors = best_inputs(post, task.target, N_ANCHORS) if settings.maximiser.local_frac > 0 else None
-    first = optimize.maximise_with(settings.maximiser, key, acq, jnp.asarray(task.spec.bounds), space, anchors)
-    return first if rule.second_stage is None else rule.second_stage(ctx, first)
+    return rules.propose(settings, task, post, gstar, key, cost, n_design)
 
 
 @functools.partial(jit, static_argnames=("rule", "calibrate"))

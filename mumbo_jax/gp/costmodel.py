@@ -26,7 +26,7 @@ exp(mu) (``prediction="median"``, as FABOLAS divides by exp of the predicted log
 or the log-normal mean exp(mu + v / 2) (``prediction="mean"``).
 
 Plugging it into a strategy: :func:`cost_function` gives a traceable ``c(x, z)`` that
-:func:`mumbo_jax.bo.stages.propose` (argument ``cost``) divides the acquisition by
+:func:`mumbo_jax.bo.rules.propose` (argument ``cost``) divides the acquisition by
 inside the maximiser; :class:`mumbo_jax.bo.asktell.AskTell` (argument ``cost_model``) refits
 it on the told costs before each proposal.
 """
@@ -249,6 +249,6 @@ def predict_cost(fitted: FittedCost, x, z):
 def cost_function(fitted: FittedCost) -> jax.tree_util.Partial:
     """``c(x [M, d], z [M]) -> [M]`` as a ``jax.tree_util.Partial`` (traceable,
     differentiable in x and a continuous z): the ``cost`` argument of
-    :func:`mumbo_jax.bo.stages.propose`."""
+    :func:`mumbo_jax.bo.rules.propose`."""
     require_x64("calling costmodel.cost_function")
     return jax.tree_util.Partial(_predict_cost, fitted)
