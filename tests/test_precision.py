@@ -33,6 +33,8 @@ EXEMPT = {
     "mumbo_jax.gp.models": {"MODELS", "DiscreteModel", "ContinuousModel", "ICMModel", "ICMDiscModel", "AR1Model",
                             "ProductModel", "FabolasModel", "BasisKernelModel", "LinearBasisModel", "TaskBasisModel",
                             "KINDS", "DISCRETE_KINDS", "BASIS_KINDS", "ICM_KINDS", "DEFAULT_TARGET_FLOOR", "icm_disc_model", "icm_kappa",
+                            "CONTINUOUS_KINDS", "ENTRY_POINT_GROUP", "register", "unregister", "kinds_for",
+                            "default_kind", "model_options", "floor_kinds", "build_model",
                             "absorb_target_floor",
                             "discrepancy_variance", "ModelSpec", "check_bounds", "icm_model",
                             "ar1_model", "product_model", "fabolas_model", "basis_model", "basis_size", "basis_chol",
