@@ -18,11 +18,11 @@ jax.config.update("jax_enable_x64", True)
 # the CPU client under asynchronous dispatch (jax-ml/jax#25861).
 jax.config.update("jax_cpu_enable_async_dispatch", False)
 # The library's compile options and its release of compiled programs near the memory-map
-# limit are opt-in (mumbo_jax.process_options); the test processes run with both, as the CLI
+# limit are opt-in (mumbo_jax.runtime.process_options); the test processes run with both, as the CLI
 # does (the decisions' replay reference was written with the options). The cache and
 # prefetching are set below; tests/test_side_effects.py checks the defaults in a fresh process.
-from mumbo_jax import xla_options  # noqa: E402
-from mumbo_jax.bo import programs  # noqa: E402
+from mumbo_jax.runtime import xla_options  # noqa: E402
+from mumbo_jax.runtime import programs  # noqa: E402
 
 xla_options.enable()
 programs.enable()
@@ -34,7 +34,7 @@ import pytest
 # it in-process would switch that cache on for the whole session (and share it with other
 # processes). Tests of the cache set their own folder in a subprocess.
 os.environ["MUMBO_JAX_CACHE"] = "off"
-# Ask/tell compiles the next buffer size in the background by default (mumbo_jax.bo.prefetch):
+# Ask/tell compiles the next buffer size in the background by default (mumbo_jax.runtime.prefetch):
 # in tests that ask a few times it would compile a size nobody uses, on the cores the other
 # worker needs. tests/test_prefetch.py switches it on where it is tested.
 os.environ["MUMBO_JAX_PREFETCH"] = "off"
@@ -97,14 +97,14 @@ def pytest_collection_modifyitems(config, items):
 # segmentation fault inside XLA's compiler some 900 tests in, past the kernel's
 # vm.max_map_count (65,530), with about 20,000 maps at 15 % of the run. Between test files,
 # once a worker holds 30 % of its limit, its compiled programs are dropped (the library's
-# own guard, mumbo_jax.bo.programs, acts at 50 %). Programs a later file needs compile again.
+# own guard, mumbo_jax.runtime.programs, acts at 50 %). Programs a later file needs compile again.
 _MAP_SHARE = 0.3
 
 
 def pytest_runtest_teardown(item, nextitem):
     if nextitem is not None and nextitem.path == item.path:
         return
-    from mumbo_jax.bo import programs
+    from mumbo_jax.runtime import programs
 
     maps, limit = programs.maps_in_use(), programs.map_limit()
     if maps is not None and limit and maps > _MAP_SHARE * limit:

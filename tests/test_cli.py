@@ -165,7 +165,7 @@ def test_step_interpolation_and_zero_regret(tmp_path):
 def test_compilation_cache_follows_the_environment(monkeypatch, tmp_path):
     import jax
 
-    from mumbo_jax import compilation_cache
+    from mumbo_jax.runtime import compilation_cache
     from mumbo_jax.run.cli import enable_compilation_cache
 
     before = jax.config.jax_compilation_cache_dir

@@ -65,8 +65,8 @@ API_SCRIPT = textwrap.dedent("""
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     import jax.numpy as jnp
     jnp.sin(jnp.arange(3.0)).block_until_ready()  # a program of the user's first: JAX decides on a cache here
-    if "enable" in sys.argv[1:]:  # the opt-in (the CLI's, through mumbo_jax.process_options.enable)
-        from mumbo_jax import compilation_cache
+    if "enable" in sys.argv[1:]:  # the opt-in (the CLI's, through mumbo_jax.runtime.process_options.enable)
+        from mumbo_jax.runtime import compilation_cache
         compilation_cache.enable()
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo.asktell import AskTell

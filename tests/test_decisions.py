@@ -8,7 +8,7 @@ next. On the stack that wrote the reference (its JAX and jaxlib releases and com
 options, ``_written_with``) the decisions must be the same to 1e-6 (``SAME``): a refactor
 that means to change nothing (settings as records, models as types, rules in registries)
 reproduces them. On any other stack (another JAX release, or the compile options off,
-:mod:`mumbo_jax.xla_options`) XLA rounds otherwise, and the replay checks each decision to
+:mod:`mumbo_jax.runtime.xla_options`) XLA rounds otherwise, and the replay checks each decision to
 the looser ``OTHER`` instead (the same fidelities, inputs and the recommendation's
 prediction to a tolerance): it checks something on every supported release instead of
 skipping. A change that means to change
@@ -31,7 +31,7 @@ import pytest
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax import BOSettings, FitSettings, GstarSettings, MaximiserSettings
-from mumbo_jax import xla_options
+from mumbo_jax.runtime import xla_options
 
 REFERENCE = pathlib.Path(__file__).parent / "data" / "decisions_reference.json"
 N_BO_STEPS = 3

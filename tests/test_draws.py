@@ -1,4 +1,4 @@
-"""mumbo_jax.draws: Philox bits keyed by jax.random keys, their streams, their batching
+"""mumbo_jax.runtime.draws: Philox bits keyed by jax.random keys, their streams, their batching
 rule, and the distributions built on them (against scipy's)."""
 
 import jax
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mumbo_jax import draws
+from mumbo_jax.runtime import draws
 
 jax.config.update("jax_enable_x64", True)
 

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import xla_options
+from mumbo_jax.runtime import xla_options
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import stages
 from mumbo_jax.gp import fitting as fit, models

@@ -12,7 +12,7 @@ from mumbo_jax.bo import rules, stages
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import backend_batching, run_compiled
 from mumbo_jax import BOSettings
-from mumbo_jax.bo.timing import StepClock
+from mumbo_jax.runtime.timing import StepClock
 from tests.bo_helpers import FAST, drive, with_
 
 N_STEPS = 2

@@ -17,7 +17,7 @@ from mumbo_jax.gp import precision
 
 MODULES = ["mumbo_jax.gp." + m for m in ("precision", "kernels", "modelbase", "models", "fitting", "posterior", "moments", "costmodel",
                                                "linalg", "marginal")] + [
-    "mumbo_jax.acquisition." + m for m in ("maxvalue", "acquisitions", "baselines")] + ["mumbo_jax.draws"]
+    "mumbo_jax.acquisition." + m for m in ("maxvalue", "acquisitions", "baselines")] + ["mumbo_jax.runtime.draws"]
 
 # Public names that do not check, and why: the checker itself; tinygp kernels, the
 # model's, gp.linalg's and gp.fitting's dense pure algebra (the Matern Gram, the Gaussian
@@ -55,7 +55,7 @@ EXEMPT = {
     "mumbo_jax.acquisition.maxvalue": {"GSTAR_METHODS", "FLOOR_NOISE_SD", "PRUNE_FROM_ROWS", "can_move_quartiles",
                                        "default_grid_size"},
     "mumbo_jax.acquisition.acquisitions": set(),
-    "mumbo_jax.draws": {"STREAM_LENGTH"},
+    "mumbo_jax.runtime.draws": {"STREAM_LENGTH"},
     "mumbo_jax.acquisition.baselines": {"MF_GAMMA_COEFF", "MF_ZETA_FACTOR", "BOCA_COEFF", "BOCA_MAX_COST_RATIO",
                                         "boca_exponent", "n_observations", "MTBOState"},
 }
@@ -67,7 +67,7 @@ SCRIPT = textwrap.dedent('''
     import jax, jax.numpy as jnp, numpy as np
     from mumbo_jax.gp import costmodel, fitting, marginal, models, moments, posterior, precision
     from mumbo_jax.acquisition import acquisitions as acq, baselines as bl, maxvalue as mv
-    from mumbo_jax import draws
+    from mumbo_jax.runtime import draws
 
     assert not jax.config.jax_enable_x64
     spec = models.icm_model([(0.0, 1.0)], 2)
@@ -117,10 +117,10 @@ SCRIPT = textwrap.dedent('''
         "mumbo_jax.gp.costmodel.log_cost_moments": lambda: costmodel.log_cost_moments(fitted, xc, xc[:, 0]),
         "mumbo_jax.gp.costmodel.predict_cost": lambda: costmodel.predict_cost(fitted, xc, xc[:, 0]),
         "mumbo_jax.gp.costmodel.cost_function": lambda: costmodel.cost_function(fitted),
-        "mumbo_jax.draws.bits": lambda: draws.bits(key, 4),
-        "mumbo_jax.draws.uniform": lambda: draws.uniform(key, 4),
-        "mumbo_jax.draws.normal": lambda: draws.normal(key, 4),
-        "mumbo_jax.draws.bernoulli": lambda: draws.bernoulli(key, 0.5, 4),
+        "mumbo_jax.runtime.draws.bits": lambda: draws.bits(key, 4),
+        "mumbo_jax.runtime.draws.uniform": lambda: draws.uniform(key, 4),
+        "mumbo_jax.runtime.draws.normal": lambda: draws.normal(key, 4),
+        "mumbo_jax.runtime.draws.bernoulli": lambda: draws.bernoulli(key, 0.5, 4),
         "mumbo_jax.acquisition.maxvalue.max_value_quantiles": lambda: mv.max_value_quantiles(m, v),
         "mumbo_jax.acquisition.maxvalue.fit_gumbel": lambda: mv.fit_gumbel(m, v),
         "mumbo_jax.acquisition.maxvalue.gumbel_max_samples": lambda: mv.gumbel_max_samples(key, m, v, 4),

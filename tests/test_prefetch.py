@@ -1,4 +1,4 @@
-"""Compiling the next buffer size in the background (mumbo_jax.bo.prefetch): the same
+"""Compiling the next buffer size in the background (mumbo_jax.runtime.prefetch): the same
 decisions, the programs found compiled when the run reaches the size, and the switches."""
 
 import os
@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import compiled, prefetch, stages
+from mumbo_jax.bo import compiled, stages
+from mumbo_jax.runtime import prefetch
 from mumbo_jax.bo.asktell import AskTell
 from mumbo_jax.bo.compiled import run_compiled
-from mumbo_jax.bo.prefetch import ENV, Prefetcher, mode, prefetch_enabled
+from mumbo_jax.runtime.prefetch import ENV, Prefetcher, mode, prefetch_enabled
 from tests.bo_helpers import FAST
 
 

@@ -1,5 +1,5 @@
 """The guard that keeps a process's compiled programs under the kernel's memory-map limit
-(mumbo_jax.bo.programs): past the share it clears JAX's caches, once per new buffer size."""
+(mumbo_jax.runtime.programs): past the share it clears JAX's caches, once per new buffer size."""
 
 import warnings
 
@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax.bo import programs, stages
+from mumbo_jax.bo import stages
+from mumbo_jax.runtime import programs
 
 
 def _fresh_program():

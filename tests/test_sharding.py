@@ -1,4 +1,4 @@
-"""Seeds sharded over devices (mumbo_jax.bo.sharding, run_compiled(batching="shard")):
+"""Seeds sharded over devices (mumbo_jax.runtime.sharding, run_compiled(batching="shard")):
 the same decisions as one device. Runs in a subprocess with four host CPU devices
 (``XLA_FLAGS=--xla_force_host_platform_device_count=4``); the device count is fixed when
 the backend starts, so the pytest process itself cannot have them."""
@@ -14,14 +14,15 @@ import numpy as np
 import pytest
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import sharding
+from mumbo_jax.runtime import sharding
 
 SCRIPT = textwrap.dedent('''
     import jax
     jax.config.update("jax_enable_x64", True)
     import numpy as np
     from mumbo_jax.benchmarks import problems, tasks
-    from mumbo_jax.bo import compiled, sharding
+    from mumbo_jax.bo import compiled
+    from mumbo_jax.runtime import sharding
     import sys
     from tests.bo_helpers import FAST, with_
 
@@ -105,7 +106,7 @@ def test_mesh_checks(monkeypatch):
 TWO_PROCESSES = textwrap.dedent('''
     import sys
     import numpy as np
-    from mumbo_jax.bo import sharding
+    from mumbo_jax.runtime import sharding
     pid, port, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     assert sharding.initialize(f"localhost:{port}", 2, pid)
     import jax

@@ -1,7 +1,7 @@
 """A library user's process is left as it was: importing mumbo_jax, making an AskTell and
 running its design and a first BO decision change none of JAX's process-wide settings
 (the compilation cache and its options), reset no cache, clear no compiled program and
-start no thread. The CLI's opt-in (mumbo_jax.process_options.enable) switches them on."""
+start no thread. The CLI's opt-in (mumbo_jax.runtime.process_options.enable) switches them on."""
 
 import json
 import os
@@ -35,8 +35,8 @@ SCRIPT = textwrap.dedent("""
     import mumbo_jax
     from mumbo_jax.benchmarks import problems, tasks
     if sys.argv[1:] == ["enable"]:
-        import mumbo_jax.process_options
-        mumbo_jax.process_options.enable()
+        import mumbo_jax.runtime.process_options
+        mumbo_jax.runtime.process_options.enable()
 
     prob = problems.get_problem("forrester")
     settings = mumbo_jax.BOSettings(strategy="ei", maximiser={"n_candidates": 50, "n_starts": 2, "polish_steps": 2},
@@ -77,7 +77,7 @@ def test_asktell_leaves_the_users_process_as_it_was(tmp_path):
 
 
 def test_the_opt_in_switches_them_on(tmp_path):
-    # the same script after mumbo_jax.process_options.enable(), as the CLI calls it: the test
+    # the same script after mumbo_jax.runtime.process_options.enable(), as the CLI calls it: the test
     # above can fail (it sees the cache folder and the prefetch thread when they are on)
     got = _run(tmp_path, "enable")
     assert got["after"]["config"]["jax_compilation_cache_dir"] == str(tmp_path / ".cache" / "mumbo-jax" / "xla")

@@ -1,4 +1,4 @@
-"""The library's compile options (mumbo_jax.xla_options): parsed from the environment,
+"""The library's compile options (mumbo_jax.runtime.xla_options): parsed from the environment,
 accepted by this JAX, applied to the programs the library compiles at the top level and
 left out where a library function is traced inside another program."""
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mumbo_jax import xla_options
+from mumbo_jax.runtime import xla_options
 from mumbo_jax.gp import models, moments, posterior
 
 

@@ -92,14 +92,14 @@ try:
 except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 from mumbo_jax.bo import incumbent  # noqa: E402
 from mumbo_jax.bo.compiled import backend_batching  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
-from mumbo_jax.bo.timing import StepClock  # noqa: E402
+from mumbo_jax.runtime.timing import StepClock  # noqa: E402
 from mumbo_jax.run import compare  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parents[2] / "data" / "ablations"

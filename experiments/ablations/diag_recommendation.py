@@ -18,7 +18,7 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402

@@ -18,7 +18,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py lbfgs_once [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py lbfgs_once_unreliable [--seeds 10] [--jobs 2]
 
-* ``xla_options``: the library's compile options (:data:`mumbo_jax.xla_options.FAST_COMPILE`)
+* ``xla_options``: the library's compile options (:data:`mumbo_jax.runtime.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
   (``robust``, default settings) on Currin, Hartmann-3 and Borehole, at most 60
   evaluations (the paper budgets of robust.py).
@@ -38,7 +38,7 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
 * ``warm_iter``: warm-only refits from 60 observations on with at most 5 L-BFGS
   iterations each against 10 (``fit.warm_iter``), the rest as in ``warm_step``.
 * ``draws``: the maximiser's candidates and g*'s grid and samples drawn by
-  :mod:`mumbo_jax.draws` (Philox from XLA's random-bit generator, cheaper to compile), and
+  :mod:`mumbo_jax.runtime.draws` (Philox from XLA's random-bit generator, cheaper to compile), and
   the fit's L-BFGS taking its start's value and its end's from the line search's state
   (two traces of the objective instead of three), against the code before both (a
   worktree: jax.random's threefry): the default rule on Currin, Hartmann-3 and Borehole,
@@ -116,7 +116,7 @@ STUDIES = {
     "warm_iter": dict(problems=("hartmann3",), max_evals=100, budget=1e6, variants={
         "ten": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 10})]),
         "five": ({}, ["--fit", json.dumps({"warm_from": 60, "cold_every": 10, "warm_iter": 5})])}),
-    # the maximiser's candidates and g*'s grid drawn from mumbo_jax.draws (Philox) instead of
+    # the maximiser's candidates and g*'s grid drawn from mumbo_jax.runtime.draws (Philox) instead of
     # jax.random's threefry: the code before (a worktree) against this tree's
     "draws": _code_before(PAPER, "612c945", "threefry", "philox"),
     "draws_unreliable": _code_before(UNRELIABLE, "612c945", "threefry", "philox"),

@@ -40,7 +40,7 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_cpu_enable_async_dispatch", False)
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.benchmarks import hpo

@@ -69,7 +69,7 @@ import time
 import numpy as np
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.runtime.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -406,12 +406,12 @@ def main(argv=None):
 
     jax.config.update("jax_enable_x64", True)
     import bench_decision
-    import mumbo_jax.process_options
+    import mumbo_jax.runtime.process_options
     from mumbo_jax.bo.settings import BOSettings
 
     # as the CLI's runs: the library's compile options and the persistent cache (compiling is
     # untimed here); no prefetch thread, no program release
-    mumbo_jax.process_options.enable(prefetch=False, release_programs=False)
+    mumbo_jax.runtime.process_options.enable(prefetch=False, release_programs=False)
     settings = BOSettings(strategy=args.strategy)
     task, x, z, y = bench_decision.design(max(ns))
     costs = [float(c) for c in np.asarray(task.space.cost(np.arange(3)))]

@@ -11,7 +11,7 @@ once cold (compiling) and then warm (the median of ``--reps`` asks; ``--set RECO
 changes one setting, as in ``bench_decision.py``). Prints, per n: the cold and warm ask in seconds, JAX's
 tracing / lowering / XLA-compile seconds (``jax.monitoring`` durations), the XLA compile
 seconds of each program over 0.3 s (``jax_log_compiles``), and the memory maps the
-process gained (``/proc/self/maps``; see :mod:`mumbo_jax.bo.programs`). The persistent
+process gained (``/proc/self/maps``; see :mod:`mumbo_jax.runtime.programs`). The persistent
 compilation cache is off (``MUMBO_JAX_CACHE=off``) so every program compiles. Run it on an
 idle core: compile seconds scale with the load.
 """
@@ -44,12 +44,13 @@ sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 import bench_decision  # noqa: E402
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
-from mumbo_jax.bo import asktell, programs  # noqa: E402
+from mumbo_jax.bo import asktell  # noqa: E402
+from mumbo_jax.runtime import programs
 
-# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.runtime.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace", "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",

@@ -58,7 +58,7 @@ jax.config.update("jax_enable_x64", True)
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
@@ -66,7 +66,7 @@ from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings, old_keys  # noqa: E402
 from mumbo_jax.gp import fitting  # noqa: E402
 
-# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.runtime.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 OUT = ROOT / "data" / "bench_decision.json"

@@ -1,5 +1,5 @@
 """What one random draw costs XLA's CPU compiler: jax.random (threefry) against
-mumbo_jax.draws (Philox from XLA's random-bit generator), as the maximiser draws them.
+mumbo_jax.runtime.draws (Philox from XLA's random-bit generator), as the maximiser draws them.
 
     taskset -c 1 python experiments/performance/bench_draws.py [--reps 3] [--out data/compile/draws.json]
 
@@ -28,7 +28,7 @@ import jax.numpy as jnp  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
-from mumbo_jax import draws, xla_options  # noqa: E402
+from mumbo_jax.runtime import draws, xla_options  # noqa: E402
 
 
 def _threefry_candidates(key):

@@ -40,7 +40,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design  # noqa: E402
-from mumbo_jax import xla_options  # noqa: E402
+from mumbo_jax.runtime import xla_options  # noqa: E402
 from mumbo_jax.bo import stages  # noqa: E402
 from mumbo_jax.gp import fitting, models  # noqa: E402
 

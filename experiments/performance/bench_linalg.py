@@ -37,15 +37,15 @@ sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 import bench_decision  # noqa: E402
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import fitting, linalg, models  # noqa: E402
-from mumbo_jax.xla_options import jit  # noqa: E402
+from mumbo_jax.runtime.xla_options import jit  # noqa: E402
 
-# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.runtime.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 

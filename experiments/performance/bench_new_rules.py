@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 
-# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.runtime.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -220,7 +220,7 @@ def main(argv=None):
 
     jax.config.update("jax_enable_x64", True)
     sys.path.insert(0, str(ROOT))
-    from mumbo_jax import process_options
+    from mumbo_jax.runtime import process_options
 
     process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     ns = [int(v) for v in args.ns.split(",")]

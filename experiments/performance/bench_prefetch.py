@@ -1,5 +1,5 @@
 """What compiling costs an ask/tell run whose black box takes time, with and without
-compiling the next buffer size in the background (``mumbo_jax.bo.prefetch``).
+compiling the next buffer size in the background (``mumbo_jax.runtime.prefetch``).
 
     python experiments/performance/bench_prefetch.py [--problem hartmann3] [--evals 70]
         [--sleep 1.0] [--out data/compile/prefetch.json]
@@ -36,7 +36,7 @@ def child(args):
     import numpy as np
 
     jax.config.update("jax_enable_x64", True)
-    from mumbo_jax import process_options
+    from mumbo_jax.runtime import process_options
 
     process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     from mumbo_jax.benchmarks import problems, tasks

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design, timed_asks  # noqa: E402
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax.acquisition import maxvalue  # noqa: E402
@@ -43,7 +43,7 @@ from mumbo_jax.bo import asktell, stages  # noqa: E402
 from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import fitting, models, moments, posterior  # noqa: E402
 
-# timed asks only: no background compiling of the next buffer size (mumbo_jax.bo.prefetch)
+# timed asks only: no background compiling of the next buffer size (mumbo_jax.runtime.prefetch)
 os.environ.setdefault("MUMBO_JAX_PREFETCH", "off")
 
 

@@ -147,7 +147,7 @@ def render_compile(root, rel=None):
 
 
 def render_draws(root, rel=None):
-    """What one random draw costs XLA's compiler, jax.random against mumbo_jax.draws
+    """What one random draw costs XLA's compiler, jax.random against mumbo_jax.runtime.draws
     (``python experiments/performance/bench_draws.py --out data/compile/draws.json``)."""
     data = _load(root, "data/compile/draws.json")
     lines = ["| program | compile | one call |", "|---|---|---|"]

@@ -230,7 +230,7 @@ def main(argv=None):
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    from mumbo_jax import process_options
+    from mumbo_jax.runtime import process_options
 
     process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     import distributed

@@ -34,7 +34,7 @@ jax.config.update("jax_enable_x64", True)
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mumbo_jax import process_options  # noqa: E402
+from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
 
 from mumbo_jax import BOSettings  # noqa: E402

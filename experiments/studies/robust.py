@@ -56,7 +56,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
             budget: float | None = None, fit: dict | None = None, maximiser: dict | None = None) -> dict:
     import jax
     jax.config.update("jax_enable_x64", True)
-    from mumbo_jax import process_options
+    from mumbo_jax.runtime import process_options
 
     process_options.enable()  # as the mumbo-jax commands: compilation cache, compile options, prefetch, program release
     import numpy as np
@@ -65,7 +65,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     from mumbo_jax.bo import stages
     from mumbo_jax.bo.compiled import run_compiled
     from mumbo_jax.bo.settings import BOSettings
-    from mumbo_jax.bo.timing import StepClock
+    from mumbo_jax.runtime.timing import StepClock
 
     pb = problems.get_problem(problem)
     task, bench = tasks.problem_task(pb), tasks.problem_benchmark(pb)

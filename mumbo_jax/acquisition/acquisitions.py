@@ -58,7 +58,7 @@ import jax.scipy.special  # noqa: F401  (erfc)
 import numpy as np
 
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "mumbo_gain",

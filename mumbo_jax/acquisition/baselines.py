@@ -61,7 +61,7 @@ from jax.scipy.special import ndtr
 
 from mumbo_jax.gp import models, moments, posterior
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "MF_GAMMA_COEFF", "MF_ZETA_FACTOR", "BOCA_COEFF", "BOCA_MAX_COST_RATIO",

@@ -46,7 +46,7 @@ from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.gp import linalg, models, moments, posterior
 from mumbo_jax.gp.moments import Moments
 from mumbo_jax.gp.posterior import Posterior, Target
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "Batch",

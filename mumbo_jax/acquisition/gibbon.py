@@ -73,7 +73,7 @@ from mumbo_jax.acquisition import acquisitions, fantasy
 from mumbo_jax.acquisition.fantasy import Batch
 from mumbo_jax.gp import moments, posterior
 from mumbo_jax.gp.posterior import Posterior, Target
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "truncated_variance",

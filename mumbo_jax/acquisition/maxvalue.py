@@ -48,10 +48,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax import draws
+from mumbo_jax.runtime import draws
 from mumbo_jax.gp import moments, posterior
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "max_value_quantiles",
@@ -475,7 +475,7 @@ def gstar_floor(post, target):
 def _sample_gstar(key, post, target, n_samples, method, n_grid):
     sc = post.scaling
     x_eval = posterior.evaluated_inputs(post)
-    # the grid is the key's stream 0, the samples' uniforms its stream 1 (mumbo_jax.draws)
+    # the grid is the key's stream 0, the samples' uniforms its stream 1 (mumbo_jax.runtime.draws)
     u = draws.uniform(key, (n_grid, post.x.shape[1]), post.x.dtype, stream=0)
     grid = jnp.concatenate([sc.x_lower + sc.x_width * u, x_eval])
     if method == "gumbel":

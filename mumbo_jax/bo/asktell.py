@@ -25,9 +25,9 @@ from mumbo_jax.bo import refits, rules, safe_recommendation, stages, told_values
 from mumbo_jax.bo.asktell_checks import BOX_TOL
 from mumbo_jax.bo.asktell_checks import check_design as _check_design, check_state as _check_state
 from mumbo_jax.bo.asktell_checks import STATE_KEYS, real as _real, seed as _seed
-from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
+from mumbo_jax.runtime.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
-from mumbo_jax.bo.timing import Timings, timed
+from mumbo_jax.runtime.timing import Timings, timed
 from mumbo_jax.gp import costmodel, marginal, models, moments, posterior
 from mumbo_jax.gp.precision import require_x64
 
@@ -129,9 +129,9 @@ class AskTell:
             that sample g*). No effect while nothing is pending.
         prefetch: compile on a background thread, while the black box runs, the programs
             of the first BO step from the first design ask on, and those of the next
-            buffer size once the buffer is half full (:mod:`mumbo_jax.bo.prefetch`; the
+            buffer size once the buffer is half full (:mod:`mumbo_jax.runtime.prefetch`; the
             same decisions). None: ``$MUMBO_JAX_PREFETCH``, off unless switched on
-            (:func:`mumbo_jax.process_options.enable`, as the CLI does).
+            (:func:`mumbo_jax.runtime.process_options.enable`, as the CLI does).
     """
 
     def __init__(self, task: Task, settings: BOSettings = BOSettings(), seed: int = 0,
@@ -304,7 +304,7 @@ class AskTell:
 
     def _warm_up(self, buffers: stages.Buffers, n_rows: int, size: int, params, keys, cost):
         """The programs of one ask and of :meth:`recommendation` at buffer ``size``
-        (:mod:`mumbo_jax.bo.prefetch`), called once on the first ``n_rows`` of ``buffers``
+        (:mod:`mumbo_jax.runtime.prefetch`), called once on the first ``n_rows`` of ``buffers``
         padded to it, with arguments of the kinds :meth:`_propose` passes; the results
         are thrown away."""
         k_fit, k_gstar, k_max = keys

@@ -16,8 +16,8 @@ rows share the recommendation made before it), the step clock one record per bat
 Seeds run one after another (``batching="map"``, the same programs as
 :class:`mumbo_jax.bo.asktell.AskTell`, so the two drivers make the same decisions), in
 lock-step (``"vmap"``: one vmapped program per stage, for accelerators) or in lock-step
-with the seed axis sharded over every device (``"shard"``, :mod:`mumbo_jax.bo.sharding`;
-several processes too, after :func:`mumbo_jax.bo.sharding.initialize`).
+with the seed axis sharded over every device (``"shard"``, :mod:`mumbo_jax.runtime.sharding`;
+several processes too, after :func:`mumbo_jax.runtime.sharding.initialize`).
 
 The driver knows nothing of a benchmark registry: it takes a :class:`Benchmark`, any
 hashable object with ``observe`` and ``score`` (see
@@ -33,12 +33,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.bo import refits, rules, sharding, stages
-from mumbo_jax.bo.prefetch import Prefetcher, prefetch_enabled
+from mumbo_jax.bo import refits, rules, stages
+from mumbo_jax.runtime import sharding
+from mumbo_jax.runtime.prefetch import Prefetcher, prefetch_enabled
 from mumbo_jax.bo.settings import BOSettings, Task
-from mumbo_jax.bo.timing import StepClock, Timings, timed
+from mumbo_jax.runtime.timing import StepClock, Timings, timed
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["Benchmark", "History", "run_compiled", "backend_batching", "initial_states"]
 
@@ -261,7 +262,7 @@ def _reaches(free_rows: int, q: int, evals_left: int, budget_left: float, cheape
 
 
 def _warm_up(seed_stages: _Stages, state, size: int, lead: int, keys, noise_keys, batched: bool, n_seeds: int):
-    """Every program of one step at buffer ``size`` (:mod:`mumbo_jax.bo.prefetch`), called
+    """Every program of one step at buffer ``size`` (:mod:`mumbo_jax.runtime.prefetch`), called
     once on ``state`` padded to it, with arguments of the kinds the loop passes; the
     results are thrown away."""
     k_fit, k_gstar, k_max = keys
@@ -280,7 +281,7 @@ def _run_group(seed_stages: _Stages, settings, budget, max_evals, seeds, rows, b
     """Run the seeds ``seeds`` (history rows ``rows``) to the end; fills ``hist``.
     ``layout``: a seed sharding for the lock-step inputs; ``n_real``: rows from which on
     the seeds only pad the batch to the mesh (not reported). ``prefetcher``: compiles
-    the next buffer size in the background (:mod:`mumbo_jax.bo.prefetch`) where the
+    the next buffer size in the background (:mod:`mumbo_jax.runtime.prefetch`) where the
     run can reach it (``cheapest``: the lowest cost of an evaluation)."""
     prefetcher = prefetcher or Prefetcher(False)
     keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
@@ -394,7 +395,7 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
             a step makes q of them; the run stops before a batch would exceed the cap).
         progress: optional ``callback(history)`` called when the buffers grow and when
             a seed (or the lock-step batch) finishes.
-        clock: optional :class:`mumbo_jax.bo.timing.StepClock`: per-step overheads and
+        clock: optional :class:`mumbo_jax.runtime.timing.StepClock`: per-step overheads and
             an ``on_step`` hook after every step (timed on the host around the compiled
             stages).
         batching: ``"map"`` (seeds one after another, the default; on CPU with jaxlib
@@ -405,10 +406,10 @@ def run_compiled(bench: Benchmark, task: Task, budget: float, seeds, settings: B
         min_buffer: rows of the first buffer (rounded up as by
             :func:`mumbo_jax.bo.stages.buffer_size`). Each buffer size compiles once.
         mesh: ``"shard"``: a mesh with a ``"seeds"`` axis (default
-            :func:`mumbo_jax.bo.sharding.seed_mesh`: every device of every process).
+            :func:`mumbo_jax.runtime.sharding.seed_mesh`: every device of every process).
             The seeds are padded to a multiple of its size by repeating the last.
         prefetch: compile the next buffer size's programs on a background thread while
-            the run goes on (:mod:`mumbo_jax.bo.prefetch`; the same decisions). None:
+            the run goes on (:mod:`mumbo_jax.runtime.prefetch`; the same decisions). None:
             ``$MUMBO_JAX_PREFETCH``, off (nothing waits for a black box here: on two
             cores the run took as long with it).
 

@@ -29,9 +29,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from mumbo_jax import draws, knobs
+from mumbo_jax import knobs
+from mumbo_jax.runtime import draws
 from mumbo_jax.knobs import knob
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 GRADIENTS = ("differences", "exact")  # how the polish takes the acquisition's gradient
 # the differences' step on the unit cube: truncation ~1e-6 and rounding ~1e-10 of the gradient's
@@ -180,7 +181,7 @@ def snap_to_faces(key, u, fraction: float, stream: int = 0):
     each coordinate moved to 0 or 1 with probability 1/2 (its side by a fair coin):
     points on the box's faces, edges and corners, where uniform candidates never land
     (Borehole's optimum is a corner). ``fraction`` is static; 0 returns ``u``. The coins
-    are ``key``'s stream ``stream`` (:mod:`mumbo_jax.draws`)."""
+    are ``key``'s stream ``stream`` (:mod:`mumbo_jax.runtime.draws`)."""
     n = int(round(fraction * u.shape[0]))
     if n == 0:
         return u
@@ -258,7 +259,7 @@ def near_anchors(key, u, anchors, fraction: float, stream: int = 0):
     best points that uniform candidates in d dimensions almost never provide (BoTorch's
     initialiser samples around the best points for the same reason). ``fraction`` is
     static; 0 (or ``anchors`` None) returns ``u``. The perturbations are ``key``'s stream
-    ``stream`` (:mod:`mumbo_jax.draws`)."""
+    ``stream`` (:mod:`mumbo_jax.runtime.draws`)."""
     n = int(round(fraction * u.shape[0]))
     if n == 0 or anchors is None:
         return u
@@ -275,7 +276,7 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
               anchors=None, local_frac=0.0, gradient="exact"):
     lo, width = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
     d = lo.shape[0]
-    # four streams of one key (mumbo_jax.draws: no threefry split or fold_in to compile)
+    # four streams of one key (mumbo_jax.runtime.draws: no threefry split or fold_in to compile)
     u = draws.uniform(key, (n_candidates, d), lo.dtype, stream=0)
     u = snap_to_faces(key, u, boundary_frac, stream=1)  # no-op (same u) at 0
     if anchors is not None:

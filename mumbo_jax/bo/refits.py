@@ -30,7 +30,7 @@ import numpy as np
 from mumbo_jax.bo import stages
 from mumbo_jax.bo.settings import BOSettings, Task
 from mumbo_jax.gp import posterior, update
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["FactorUpdateWarning", "Schedule", "incremental", "plan", "after", "extend", "step_posterior", "believe"]
 

@@ -34,12 +34,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.acquisition import gibbon, maxvalue
-from mumbo_jax.bo import batch, optimize, programs, rules
+from mumbo_jax.bo import batch, optimize, rules
+from mumbo_jax.runtime import programs
 from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import incumbent_by_rule
 from mumbo_jax.bo.settings import ApproxSettings, BOSettings, FitSettings, GstarSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, moments, posterior, sparse
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "MIN_BUFFER", "Buffers", "State", "as_params", "as_count", "buffer_size", "pad_buffers", "grow", "initial_design",

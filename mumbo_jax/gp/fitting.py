@@ -30,7 +30,7 @@ from mumbo_jax.gp.fit_settings import FitSettings
 from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["WARM_STEP", "neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
            "starts_batching", "fit_from", "restart_inits", "fit_params", "fit"]

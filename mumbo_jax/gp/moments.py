@@ -26,7 +26,7 @@ import numpy as np
 from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.posterior import Posterior, Target, check_target, evaluated_inputs, internal_target, noise_index
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "Moments", "target_part", "joint_moments", "joint_moments_fidelities", "CHUNK", "target_moments",

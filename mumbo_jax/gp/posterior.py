@@ -26,7 +26,7 @@ from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.kernels import Masked
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "Target", "target_fidelity", "target_value", "task_mean", "Posterior", "Masked", "noise_index", "masked_gp",

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 
 from mumbo_jax.gp import models, posterior
 from mumbo_jax.gp.kernels import Masked
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["SCHUR_FLOOR", "append", "append_row", "grow"]
 

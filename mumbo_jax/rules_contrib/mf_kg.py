@@ -51,7 +51,7 @@ from mumbo_jax.acquisition import fantasy
 from mumbo_jax.bo.incumbent import best_inputs
 from mumbo_jax.bo.rules import Context, Rule, register
 from mumbo_jax.gp import marginal, models, moments, posterior
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["discrete_kg", "DiscreteSet", "discrete_set", "mf_kg_gain", "check_options", "MF_KG", "CHUNK"]
 

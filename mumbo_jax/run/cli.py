@@ -236,7 +236,7 @@ def _run_command(args) -> int:
         prepare_output(cfg.out)
     except ConfigError as e:
         return _error(e)
-    from mumbo_jax.bo import sharding
+    from mumbo_jax.runtime import sharding
     try:
         multi = sharding.initialize(args.coordinator, args.num_processes, args.process_id)
     except ValueError as e:
@@ -351,11 +351,11 @@ def _compare_interrupted(args, cfg) -> str:
 
 def enable_compilation_cache() -> str | None:
     """Keep compiled XLA programs on disk, as the library's drivers do
-    (:func:`mumbo_jax.compilation_cache.enable`: ``$MUMBO_JAX_CACHE``, default
+    (:func:`mumbo_jax.runtime.compilation_cache.enable`: ``$MUMBO_JAX_CACHE``, default
     ``~/.cache/mumbo-jax/xla``; ``off`` disables it; a folder configured for JAX is kept),
     writing every program, however fast it compiled (a CLI process runs only the library's
     programs). Returns the folder in use, or None."""
-    from mumbo_jax import compilation_cache
+    from mumbo_jax.runtime import compilation_cache
 
     return compilation_cache.enable(min_compile_time_s=0.0)
 
@@ -534,7 +534,7 @@ def _main(args) -> int:
     # client under asynchronous dispatch (jax-ml/jax#25861): dispatch synchronously
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     enable_compilation_cache()
-    from mumbo_jax import process_options  # the library's other opt-in process behaviours, as for the cache
+    from mumbo_jax.runtime import process_options  # the library's other opt-in process behaviours, as for the cache
 
     process_options.enable(cache=False)
     if args.command == "compare":

@@ -339,7 +339,7 @@ def _run_strategy(cfg: CompareConfig, label: str, say, seeds: list[int] | None =
 
     jax.config.update("jax_cpu_enable_async_dispatch", False)
     from mumbo_jax.bo.compiled import backend_batching
-    from mumbo_jax.bo.timing import StepClock
+    from mumbo_jax.runtime.timing import StepClock
     from mumbo_jax.benchmarks import problems, tasks
 
     problem = problems.get_problem(cfg.problem)
@@ -386,7 +386,7 @@ def _strategy_worker(cfg, job, core, queue, cache=None):
         if core is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {core})
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {WORKER_XLA_FLAGS}".strip()
-        from mumbo_jax import process_options
+        from mumbo_jax.runtime import process_options
 
         process_options.enable(cache=False)  # as the parent command (its cache folder: below)
         if cache:

@@ -172,7 +172,7 @@ def evaluations_csv(results: dict) -> str:
 
 
 class RunProgress:
-    """``on_step`` of :class:`mumbo_jax.bo.timing.StepClock`: one live tqdm line for the
+    """``on_step`` of :class:`mumbo_jax.runtime.timing.StepClock`: one live tqdm line for the
     whole run (seeds done, cost spent over all seeds, the running seed's incumbent
     regret, the median final regret so far, elapsed and ETA), a line per finished seed,
     and with ``steps`` a line per BO step. Under vmap a finished seed keeps reporting
@@ -335,7 +335,7 @@ def _run_locked(cfg: RunConfig, steps, stream, batching, out: Path, resume: bool
                       files=[n for n in (RESULTS_NAME, CSV_NAME, PLOT_NAME) if (out / n).is_file()])
     from mumbo_jax.benchmarks import problems, tasks
     from mumbo_jax.bo.compiled import backend_batching
-    from mumbo_jax.bo.timing import StepClock
+    from mumbo_jax.runtime.timing import StepClock
 
     problem = problems.get_problem(cfg.problem)
     settings = settings_from_config(cfg)

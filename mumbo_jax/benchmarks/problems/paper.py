@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, eval_discrete, switch_core
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["BOREHOLE_BOUNDS", "currin_continuous_cost", "forrester", "currin", "currin_continuous", "hartmann3", "hartmann6", "borehole", "rosenbrock"]
 

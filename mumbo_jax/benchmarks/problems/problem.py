@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 Array = jax.Array
 

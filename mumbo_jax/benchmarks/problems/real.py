@@ -50,7 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, check_concrete_fidelity
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = ["svm_table", "svm_cost_model", "fastcv_table", "svm_fabolas", "svm_fabolas_cost", "fastcv_svm", "fastcv_svm_cv",
            "fraction_of", "fidelity_of", "SVM_LOG2_FRACTIONS", "SVM_FULL_COST", "N_FOLDS", "CV_COST"]

@@ -38,7 +38,7 @@ import numpy as np
 
 from mumbo_jax.benchmarks.problems.paper import currin, forrester
 from mumbo_jax.benchmarks.problems.problem import Array, as_x, eval_discrete, switch_core
-from mumbo_jax.xla_options import jit
+from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
     "SOURCE_KIND", "unrel_forrester_reliable", "unrel_forrester_biased", "unrel_branin_reliable",

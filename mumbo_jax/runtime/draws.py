@@ -70,7 +70,7 @@ def bits(key, n: int, stream=0) -> jax.Array:
     """``[n]`` uint64 random bits of ``key``'s stream ``stream`` (an int below 2^24,
     static or traced). The first m of n bits are the m bits of the same key and stream.
     Needs 64-bit types (:func:`mumbo_jax.gp.precision.require_x64`)."""
-    require_x64("drawing random numbers with mumbo_jax.draws")
+    require_x64("drawing random numbers with mumbo_jax.runtime.draws")
     if isinstance(stream, (int, np.integer)) and not 0 <= int(stream) < _MAX_STREAMS:
         raise ValueError(f"stream must be in [0, {_MAX_STREAMS}), got {stream}")
     if int(n) > STREAM_LENGTH:

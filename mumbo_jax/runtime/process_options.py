@@ -6,22 +6,22 @@ programs they compile: JAX's configuration, its caches and the thread count stay
 user left them. Four behaviours make the library's own processes faster, and each touches
 something the whole process shares, so each is opt-in:
 
-* the persistent compilation cache (:func:`mumbo_jax.compilation_cache.enable`): sets
+* the persistent compilation cache (:func:`mumbo_jax.runtime.compilation_cache.enable`): sets
   JAX's cache folder and resets JAX's cache;
 * the faster-compiling XLA CPU options on the library's programs
-  (:func:`mumbo_jax.xla_options.enable`);
-* compiling the next buffer size on a background thread (:func:`mumbo_jax.bo.prefetch.enable`:
+  (:func:`mumbo_jax.runtime.xla_options.enable`);
+* compiling the next buffer size on a background thread (:func:`mumbo_jax.runtime.prefetch.enable`:
   ask/tell's default becomes on; ``run_compiled``'s stays off);
 * clearing JAX's in-memory programs when the process nears the kernel's memory-map limit
-  (:func:`mumbo_jax.bo.programs.enable`).
+  (:func:`mumbo_jax.runtime.programs.enable`).
 
 :func:`enable` switches all four on. Every ``mumbo-jax`` command (``run``, ``compare`` and
 its worker processes, ``tune``, ``resume``) and the benchmark scripts call it first; a
 script that wants their speed calls it too::
 
-    import mumbo_jax.process_options
+    import mumbo_jax.runtime.process_options
 
-    mumbo_jax.process_options.enable()
+    mumbo_jax.runtime.process_options.enable()
 """
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ def enable(cache: bool = True, compile_options: bool = True, prefetch: bool = Tr
         ``{"cache": folder or None, "compile_options": options or None, "prefetch": bool,
         "release_programs": bool}``: what is in force for the switches named.
     """
-    from mumbo_jax import compilation_cache, xla_options
-    from mumbo_jax.bo import prefetch as prefetch_module
-    from mumbo_jax.bo import programs
+    from mumbo_jax.runtime import compilation_cache, xla_options
+    from mumbo_jax.runtime import prefetch as prefetch_module
+    from mumbo_jax.runtime import programs
 
     out = {}
     if cache:
@@ -69,8 +69,8 @@ def disable() -> None:
     """Switch the compile options, prefetch defaults and program release back off (for
     programs compiled from now on). JAX's cache folder, once set, stays: JAX reads it at
     its first compilation."""
-    from mumbo_jax import xla_options
-    from mumbo_jax.bo import prefetch, programs
+    from mumbo_jax.runtime import xla_options
+    from mumbo_jax.runtime import prefetch, programs
 
     xla_options.disable()
     prefetch.disable()

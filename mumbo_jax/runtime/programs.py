@@ -3,7 +3,7 @@
 XLA's CPU backend maps memory for the machine code of every program it compiles: about
 1,100 maps for one buffer size's programs of the default rule (fit, g*, maximiser,
 recommendation; Hartmann-3; about 2,100 under XLA's default compile options,
-:mod:`mumbo_jax.xla_options`). Linux allows a process ``vm.max_map_count`` maps (65,530 by
+:mod:`mumbo_jax.runtime.xla_options`). Linux allows a process ``vm.max_map_count`` maps (65,530 by
 default); past it, a memory map fails inside XLA's compiler and the process dies of a
 segmentation fault. A run that grows to a thousand points compiles two dozen buffer
 sizes, and a process that runs many configurations (a sweep, a test session) keeps every
@@ -12,12 +12,12 @@ program it ever compiled, so both can reach it.
 The drivers call :func:`on_buffer_size` whenever they make buffers; when the size is new
 to the process and the process holds more than :data:`MAP_SHARE` of its limit, JAX's
 in-memory caches are cleared (:func:`jax.clear_caches`): the programs still in use
-compile again, or load from the persistent cache (:mod:`mumbo_jax.compilation_cache`).
+compile again, or load from the persistent cache (:mod:`mumbo_jax.runtime.compilation_cache`).
 Results do not change. Where ``/proc`` does not exist (not Linux) nothing is counted.
 
 Clearing JAX's caches drops the user's compiled programs too, so it is off unless switched
 on (:func:`enable`; the CLI and the benchmark scripts do, through
-:func:`mumbo_jax.process_options.enable`). Off, a crowded process gets one
+:func:`mumbo_jax.runtime.process_options.enable`). Off, a crowded process gets one
 ``RuntimeWarning`` that names :func:`enable` and nothing is cleared.
 """
 
@@ -87,7 +87,7 @@ def release_if_crowded(share: float = MAP_SHARE, maps: int | None = None, limit:
                 f"({limit}, vm.max_map_count), most of them compiled programs")
         tail = (": cleared JAX's compiled programs (those still in use compile again or load from the persistent "
                 "cache)" if clear else "; past the limit XLA's compiler fails. jax.clear_caches() drops them, and "
-                "mumbo_jax.bo.programs.enable() lets the library do so as a run grows")
+                "mumbo_jax.runtime.programs.enable() lets the library do so as a run grows")
         warnings.warn(head + tail, RuntimeWarning, stacklevel=3)
     return True
 

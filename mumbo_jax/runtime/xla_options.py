@@ -8,7 +8,7 @@ size.
 
 Off unless switched on: a library user's process compiles every program with XLA's
 defaults until :func:`enable` is called. The CLI (every ``mumbo-jax`` command) and the
-benchmark scripts switch it on (:func:`mumbo_jax.process_options.enable`), so their runs
+benchmark scripts switch it on (:func:`mumbo_jax.runtime.process_options.enable`), so their runs
 compile with the faster options. The option is the CPU compiler's: where the backend does
 not know it (a GPU build of JAX, or a later XLA that dropped it) the library compiles with
 XLA's defaults (:func:`active_options`, probed once per backend).

@@ -24,7 +24,7 @@ budget or ``max_evals`` cannot reach).
 A library user's process starts no thread unless it asks for one: ``prefetch=True``
 (a driver's argument), ``$MUMBO_JAX_PREFETCH=on``, or :func:`enable`, which makes each
 driver's own default apply (on for ask/tell, off for ``run_compiled``). The CLI calls
-:func:`enable` (through :func:`mumbo_jax.process_options.enable`), so ``mumbo-jax tune``
+:func:`enable` (through :func:`mumbo_jax.runtime.process_options.enable`), so ``mumbo-jax tune``
 compiles ahead and ``mumbo-jax run`` does not.
 
 ``$MUMBO_JAX_PREFETCH``: ``auto`` (the default: each driver's default once

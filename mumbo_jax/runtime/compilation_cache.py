@@ -4,7 +4,7 @@ A BO run compiles its stages (fit, g*, maximisation) once per buffer size, tens 
 seconds each on a CPU; a second process running the same problem loads them from the
 cache instead. JAX's cache folder is process-wide configuration, so the library leaves it
 alone unless asked: every command of the CLI and the benchmark scripts call
-:func:`enable` (through :func:`mumbo_jax.process_options.enable`) before they compile
+:func:`enable` (through :func:`mumbo_jax.runtime.process_options.enable`) before they compile
 anything; a library user calls it to get the same (``AskTell`` and ``run_compiled`` do not):
 
 * the folder is ``$MUMBO_JAX_CACHE``, default ``~/.cache/mumbo-jax/xla``;
