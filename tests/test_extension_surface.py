@@ -60,7 +60,7 @@ def test_each_toy_is_a_name_everywhere(toys):
     assert models.MODELS["se_icm"] is toys["toy_model"].SquaredExpICM and "se_icm" in models.DISCRETE_KINDS
     assert "se_icm" in config.RUN.field("model").allowed() and "toy_bowl" in config.RUN.field("problem").allowed()
     listing = cli.list_text()
-    assert "  toy_sd" in listing and "  toy_bowl" in listing
+    assert "  toy_sd" in listing and "  toy_bowl" in listing and "  se_icm          discrete fidelities" in listing
     assert "se_icm" in cli.config_help("run") and "se_icm" in cli.config_help("tune")
     # a model of the other family, or an option it lacks, is refused by name
     with pytest.raises(config.ConfigError, match="unknown model 'se_icm' for 'currin_continuous'"):

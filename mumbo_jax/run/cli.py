@@ -171,6 +171,7 @@ def list_text() -> str:
     """What ``mumbo-jax list`` prints."""
     from mumbo_jax.benchmarks import problems
     from mumbo_jax.bo import batch, incumbent, rules
+    from mumbo_jax.gp import models
     from mumbo_jax.run import config
 
     lines = ["problems (fidelity 0 / the upper bound is the target):"]
@@ -197,6 +198,11 @@ def list_text() -> str:
     lines += [f"  {name:<15} {rule.summary}" for name, rule in batch.BATCH_RULES.items()]
     lines.append("recommendation rules ([acquisition] incumbent_rule):")
     lines += [f"  {name:<15} {rule.summary}" for name, rule in incumbent.INCUMBENT_RULES.items()]
+    lines.append("models (the model key of a config; the first of each fidelity kind is the default):")
+    for kind, cls in models.MODELS.items():
+        options = models.model_options(kind)
+        lines.append(f"  {kind:<15} {'discrete fidelities' if cls.discrete else 'a continuous fidelity'}"
+                     + (f"; options {', '.join(options)}" if options else ""))
     lines.append(f"shipped configs ({config.CONFIG_DIR}; `mumbo-jax run NAME`, `compare NAME`, `tune NAME`):")
     lines.append("  " + ", ".join(config.packaged_configs()))
     return "\n".join(lines)
