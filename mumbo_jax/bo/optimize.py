@@ -190,13 +190,6 @@ def snap_to_faces(key, u, fraction: float, stream: int = 0):
     return u.at[:n].set(jnp.where(which, side, u[:n]))
 
 
-# An acquisition ``Partial(f, *args)`` whose ``f`` has this attribute, a function
-# ``(*args, x [C, d], fidelities [F]) -> [F, C]`` with the values of ``f(*args, x, z)`` at
-# each fidelity, has its candidates scored at every discrete fidelity in one call (MUMBO's
-# gain shares the target's part of the moments across fidelities: about half the work).
-OVER_FIDELITIES = "over_fidelities"
-
-
 def _safe_score(alpha, cost):
     score = alpha / cost
     return jnp.where(jnp.isfinite(score), score, -jnp.inf)
@@ -290,16 +283,11 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
     if space.n_fidelities is not None:
         fids = space.fidelities
 
-        over_fidelities = getattr(acquisition.func, OVER_FIDELITIES, None)
-        if over_fidelities is not None:  # every fidelity in one call, sharing what they share
-            alpha = over_fidelities(*acquisition.args, to_x(u), fids, **acquisition.keywords)
-            scores = _safe_score(alpha, space.cost(fids)[:, None])  # [F, C]
-        else:
-            def score_at(f):
-                zz = jnp.full(n_candidates, f)
-                return _safe_score(acquisition(to_x(u), zz), space.cost(zz))
+        def score_at(f):
+            zz = jnp.full(n_candidates, f)
+            return _safe_score(acquisition(to_x(u), zz), space.cost(zz))
 
-            scores = jax.lax.map(score_at, fids)  # [F, C]
+        scores = jax.lax.map(score_at, fids)  # [F, C]
         _, idx = jax.lax.top_k(scores.reshape(-1), n_starts)
         start_u, start_z = u[idx % n_candidates], fids[idx // n_candidates]
         # z stays fixed while x is polished

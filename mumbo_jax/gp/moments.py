@@ -150,16 +150,7 @@ def _joint_moments_fidelities(post, x, zs, target):
 
     def one(z):
         _, zu = models.scale_inputs(post.spec, post.scaling, x, jnp.full(x.shape[0], z))
-        if zt.shape[0] > 1:
-            return _fidelity_part(post, kernel, xu, zu, v_g, zt, w)
-
-        def at_target():  # f(x, z) is g itself: its whitened cross-covariance is v_g, not one more O(n^2 M)
-            var = _target_prior_var(kernel, xu, zt, w) - jnp.sum(v_g**2, axis=0)
-            return mu_g, jnp.maximum(var, _VAR_FLOOR) + post.noise[noise_index(post.spec, zu)], var
-
-        # lax.map is a loop: the cond runs one branch per fidelity
-        return jax.lax.cond((zu[0] == zt[0]) & (w[0] == 1.0), at_target,
-                            lambda: _fidelity_part(post, kernel, xu, zu, v_g, zt, w))
+        return _fidelity_part(post, kernel, xu, zu, v_g, zt, w)
 
     mu_y, var_y, cov = jax.lax.map(one, zs)
     f = zs.shape[0]
@@ -169,10 +160,7 @@ def _joint_moments_fidelities(post, x, zs, target):
 
 def joint_moments_fidelities(post: Posterior, x, fidelities, target: Target) -> Moments:
     """Joint moments for every candidate x at each of F fidelities, sharing the target
-    part (computed once; at the target fidelity itself of a single-point target, f is g
-    and nothing more is solved). Fields have shape ``[F, M]``: the maximiser's candidates
-    at every fidelity cost F whitened cross-covariances (the target's once) instead of the
-    2F of one :func:`joint_moments` call per fidelity."""
+    part (computed once). Fields have shape ``[F, M]``."""
     require_x64("calling moments.joint_moments_fidelities")
     fidelities = jnp.atleast_1d(jnp.asarray(fidelities))
     x, _ = models.check_inputs(post.spec, x, jnp.full(jnp.shape(x)[0], fidelities[0]))
