@@ -161,8 +161,9 @@ class ICMModel(DiscreteModel):
 
     def cross(self, params: dict, xa, za, xb, zb) -> jax.Array:
         """The cross-covariance built densely (:func:`mumbo_jax.gp.kernels.matern52_cross`,
-        B by one-hot products): the candidates' and g*'s grid's moments without the
-        tinygp kernel's doubly vmapped ``evaluate`` (tests/test_models.py compares them)."""
+        B by one-hot products), as :meth:`gram` for the fit: the candidates' and g*'s
+        grid's moments without the tinygp kernel's doubly vmapped ``evaluate``
+        (tests/test_cross.py compares them)."""
         ls = jnp.exp(params["log_ls"])
         k = kernels.matern52_cross(xa / ls, xb / ls)
         onehot = lambda z: jax.nn.one_hot(z, self.n_fidelities, dtype=k.dtype)
