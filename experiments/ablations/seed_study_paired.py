@@ -64,8 +64,10 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   ``lbfgs_once_unreliable``: the same on the unreliable suite.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
-``data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append);
-the comparison, per problem, to ``data/<study>/seed_study.json``: the final regret of
+``data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append;
+``--compare-only`` compares the runs there; the run files are working files, not
+committed), the comparison, per problem, to ``data/<study>/seed_study.json`` (committed;
+the performance page renders it): the final regret of
 each seed under both, the two-sided Wilcoxon signed-rank p of the paired log-regrets
 (floored at 1e-12), and for how many BO evaluations each seed's two runs stay together.
 Changes that compile or fit differently part the runs at some step (rounding is amplified
