@@ -1,4 +1,4 @@
-"""The issue's regret targets as slow studies (`pytest -m slow`); CI runs the short
+"""The regret targets of the BO loop as slow studies (`pytest -m slow`); CI runs the short
 versions in test_loop.py."""
 
 import numpy as np
