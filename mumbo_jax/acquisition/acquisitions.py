@@ -58,6 +58,7 @@ import jax.scipy.special  # noqa: F401  (erfc)
 import numpy as np
 
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -361,13 +362,9 @@ def _esg_gain_table_jit(gamma, rho):
 
 
 # ----------------------------------------------------------------- public acquisitions
-def _is_concrete(x):
-    return not isinstance(x, jax.core.Tracer)
-
-
 def _check_values(name, x, variance=False):
     """Value checks on concrete inputs only (tracers are skipped so the caller jits)."""
-    if not _is_concrete(x):
+    if not is_concrete(x):
         return
     a = np.asarray(x)
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
@@ -509,7 +506,7 @@ def cost_weighted(alpha, cost):
     any cost is non-positive or non-finite; a traced cost is not checked.
     """
     require_x64("calling cost_weighted")
-    if _is_concrete(cost):
+    if is_concrete(cost):
         c = np.asarray(cost)
         if not np.all(np.isfinite(c)) or np.any(c <= 0):
             raise ValueError(f"cost must be finite and > 0, got min {np.min(c)}")

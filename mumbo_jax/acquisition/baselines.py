@@ -61,6 +61,7 @@ from jax.scipy.special import ndtr
 
 from mumbo_jax.gp import models, moments, posterior
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -82,14 +83,14 @@ BOCA_MAX_COST_RATIO = 0.9  # Dragonfly: no cheaper fidelity within 90% of the ta
 
 
 def _check_finite(name, x):
-    if not isinstance(x, jax.core.Tracer):
+    if is_concrete(x):
         a = np.asarray(x)
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} must be finite")
 
 
 def _check_var(var):
-    if not isinstance(var, jax.core.Tracer):
+    if is_concrete(var):
         v = np.asarray(var)
         if np.any(~np.isfinite(v)) or np.any(v < 0):
             raise ValueError("var must be finite and >= 0")
@@ -143,7 +144,7 @@ def ucb(mu, var, beta):
     require_x64("calling ucb")
     _check_finite("mu", mu)
     _check_var(var)
-    if not isinstance(beta, jax.core.Tracer) and not (np.all(np.isfinite(beta)) and np.all(np.asarray(beta) >= 0)):
+    if is_concrete(beta) and not (np.all(np.isfinite(beta)) and np.all(np.asarray(beta) >= 0)):
         raise ValueError(f"beta must be finite and >= 0, got {beta}")
     return jnp.asarray(mu) + jnp.sqrt(jnp.asarray(beta) * jnp.maximum(jnp.asarray(var), 0.0))
 

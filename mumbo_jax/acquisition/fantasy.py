@@ -46,6 +46,7 @@ from mumbo_jax.acquisition import acquisitions
 from mumbo_jax.gp import linalg, models, moments, posterior
 from mumbo_jax.gp.moments import Moments
 from mumbo_jax.gp.posterior import Posterior, Target
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -239,10 +240,6 @@ def greedy_select(post: Posterior, fac: CandidateFactors, state: Conditioned,
 # --------------------------------------------------------------------------- checks
 
 
-def _is_concrete(*xs) -> bool:
-    return not any(isinstance(x, jax.core.Tracer) for x in xs)
-
-
 def check_batch_inputs(post: Posterior, x, z, x_pending=None, z_pending=None, cost=None, q=None):
     """Validate candidates, pending points, costs and q; returns arrays
     ``(x [M, d], z [M], x_pending [P, d], z_pending [P], cost [M] or None)``."""
@@ -262,7 +259,7 @@ def check_batch_inputs(post: Posterior, x, z, x_pending=None, z_pending=None, co
         cost = jnp.broadcast_to(jnp.asarray(cost, x.dtype), z.shape) if jnp.ndim(cost) == 0 else jnp.asarray(cost)
         if cost.shape != z.shape:
             raise ValueError(f"cost must have shape [{z.shape[0]}] (one per candidate), got {tuple(cost.shape)}")
-        if _is_concrete(cost):
+        if is_concrete(cost):
             c = np.asarray(cost)
             if not np.all(np.isfinite(c)) or np.any(c <= 0):
                 raise ValueError(f"cost must be finite and > 0, got min {np.min(c)}")
@@ -275,7 +272,7 @@ def check_gstar(gstar):
     """Validate g* samples: a non-empty finite 1-D array."""
     if jnp.ndim(gstar) != 1 or jnp.shape(gstar)[0] == 0:
         raise ValueError(f"gstar must be a non-empty 1-D array of max-value samples, got shape {jnp.shape(gstar)}")
-    if _is_concrete(gstar) and not np.all(np.isfinite(np.asarray(gstar))):
+    if is_concrete(gstar) and not np.all(np.isfinite(np.asarray(gstar))):
         raise ValueError("gstar contains NaN or inf")
     return jnp.asarray(gstar, float)
 

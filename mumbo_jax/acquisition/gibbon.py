@@ -73,6 +73,7 @@ from mumbo_jax.acquisition import acquisitions, fantasy
 from mumbo_jax.acquisition.fantasy import Batch
 from mumbo_jax.gp import moments, posterior
 from mumbo_jax.gp.posterior import Posterior, Target
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -187,7 +188,7 @@ def _check_moments(arrays):
         raise ValueError("candidate moments do not broadcast: "
                          + ", ".join(f"{n}{tuple(jnp.shape(a))}" for n, a in zip(names, arrays))) from err
     for n, a in zip(names, arrays):
-        if isinstance(a, jax.core.Tracer):
+        if not is_concrete(a):
             continue
         v = np.asarray(a, float)
         if not np.all(np.isfinite(v)):
@@ -239,7 +240,7 @@ def _batch_gain(post, x, z, target, gstar, xp, zp, repulsion_weight, quality="gi
 
 
 def _check_weight(repulsion_weight):
-    if not isinstance(repulsion_weight, jax.core.Tracer):
+    if is_concrete(repulsion_weight):
         w = float(repulsion_weight)
         if not np.isfinite(w) or w < 0:
             raise ValueError(f"repulsion_weight must be finite and >= 0, got {repulsion_weight}")

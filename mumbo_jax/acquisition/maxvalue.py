@@ -51,6 +51,7 @@ import numpy as np
 from mumbo_jax.runtime import draws
 from mumbo_jax.gp import moments, posterior
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -93,10 +94,6 @@ _JITTERS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0)
 # ----------------------------------------------------------------------------------------
 
 
-def _is_concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)
-
-
 def _check_n_samples(n_samples) -> int:
     try:
         n = operator.index(n_samples)
@@ -110,7 +107,7 @@ def _check_n_samples(n_samples) -> int:
 
 
 def _check_finite(name: str, x) -> None:
-    if _is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
+    if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
         raise ValueError(f"{name} contains non-finite values (NaN or inf)")
 
 
@@ -138,7 +135,7 @@ def _check_mean_var(mean, var):
         )
     _check_finite("mean", mean)
     _check_finite("var", var)
-    if _is_concrete(var):
+    if is_concrete(var):
         v = np.asarray(var)
         if np.any(v < _negative_tolerance(v)):
             raise ValueError(f"var must be non-negative, got min(var) = {v.min():.3g}")
@@ -149,7 +146,7 @@ def _check_mean_var(mean, var):
 def _check_floor(floor, dtype):
     if jnp.ndim(floor) != 0:
         raise ValueError(f"floor must be a scalar, got shape {jnp.shape(floor)}")
-    if _is_concrete(floor) and np.isnan(np.asarray(floor)):
+    if is_concrete(floor) and np.isnan(np.asarray(floor)):
         raise ValueError("floor must not be NaN (use -inf for no floor)")
     return jnp.asarray(floor, dtype)
 
@@ -158,7 +155,7 @@ def _check_probs(probs, dtype):
     probs = jnp.asarray(probs, dtype)
     if probs.ndim > 1:
         raise ValueError(f"probs must be a scalar or have shape [Q], got {probs.shape}")
-    if _is_concrete(probs):
+    if is_concrete(probs):
         p = np.asarray(probs)
         if np.any(~(p > 0.0)) or np.any(~(p < 1.0)):
             raise ValueError(f"probs must lie strictly inside (0, 1), got {p}")
@@ -396,7 +393,7 @@ def exact_max_samples(key, mean, cov, n_samples: int, floor=-jnp.inf):
         raise ValueError(f"cov must have shape {(m, m)} to match mean, got {jnp.shape(cov)}")
     _check_finite("mean", mean)
     _check_finite("cov", cov)
-    if _is_concrete(cov):
+    if is_concrete(cov):
         d = np.diagonal(np.asarray(cov))
         if np.any(d < _negative_tolerance(d)):
             raise ValueError(

@@ -32,6 +32,7 @@ import optax
 from mumbo_jax import knobs
 from mumbo_jax.runtime import draws
 from mumbo_jax.knobs import knob
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 GRADIENTS = ("differences", "exact")  # how the polish takes the acquisition's gradient
@@ -152,7 +153,7 @@ def discrete_fidelities(costs) -> FidelitySpace:
     costs = jnp.asarray(costs, dtype=float)
     if costs.ndim != 1 or costs.shape[0] < 1:
         raise ValueError(f"costs must be a 1-D list with one cost per fidelity, got shape {tuple(costs.shape)}")
-    if not isinstance(costs, jax.core.Tracer) and not bool(jnp.all(costs > 0) & jnp.all(jnp.isfinite(costs))):
+    if is_concrete(costs) and not bool(jnp.all(costs > 0) & jnp.all(jnp.isfinite(costs))):
         raise ValueError(f"costs must be finite and > 0, got {costs.tolist()}")
     return FidelitySpace(int(costs.shape[0]), None, jax.tree_util.Partial(_table_cost, costs))
 
@@ -347,7 +348,7 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace,
     bounds = jnp.asarray(bounds, dtype=float)
     if bounds.ndim != 2 or bounds.shape[1] != 2:
         raise ValueError(f"bounds must have shape [d, 2], got {tuple(bounds.shape)}")
-    if not isinstance(bounds, jax.core.Tracer) and bool(jnp.any(bounds[:, 0] >= bounds[:, 1])):
+    if is_concrete(bounds) and bool(jnp.any(bounds[:, 0] >= bounds[:, 1])):
         raise ValueError("bounds: every lower bound must be below its upper bound")
     check_n_starts(n_starts, n_candidates, space.n_choices)
     boundary_frac = check_candidate_fraction(boundary_frac, "boundary_frac")

@@ -40,6 +40,7 @@ from mumbo_jax.bo import incumbent as incumbent_module
 from mumbo_jax.bo.incumbent import incumbent_by_rule
 from mumbo_jax.bo.settings import ApproxSettings, BOSettings, FitSettings, GstarSettings, Task
 from mumbo_jax.gp import fitting, marginal, models, moments, posterior, sparse
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -112,7 +113,7 @@ def buffer_size(n: int, min_buffer: int = MIN_BUFFER) -> int:
 def pad_buffers(x, z, y, size: int) -> Buffers:
     """Buffers of ``size`` rows holding ``x [n, d]``, ``z [n]``, ``y [n]`` first (numpy
     for concrete inputs: eager jnp padding would compile one program per n)."""
-    traced = any(isinstance(a, jax.core.Tracer) for a in (x, z, y))
+    traced = not is_concrete(x, z, y)
     if not traced:
         programs.on_buffer_size(size)  # a new size compiles new programs: keep under the map limit
     xp = jnp if traced else np

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.gp import kernels
+from mumbo_jax.runtime.tracing import is_concrete
 
 __all__ = ["ModelSpec", "DiscreteModel", "ContinuousModel", "Scaling", "check_bounds", "check_noise", "check_count",
            "lengthscale_misfit", "check_in_box", "check_data"]
@@ -248,7 +249,7 @@ class ModelSpec:
         if z.shape != x.shape[:1]:
             raise ValueError(f"{name_z} must have shape [{x.shape[0]}] (one fidelity per row of {name_x}), "
                              f"got {tuple(z.shape)}")
-        if isinstance(x, jax.core.Tracer) or isinstance(z, jax.core.Tracer):
+        if not is_concrete(x, z):
             return x, z
         if not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{name_x} contains non-finite values")
@@ -323,7 +324,7 @@ class ContinuousModel(ModelSpec):
 def check_in_box(spec: ModelSpec, x, mask=None, name: str = "x"):
     """ValueError naming the rows of concrete ``x [n, d]`` (those with mask > 0) that lie
     outside the model's box by more than 1e-9 of its width (traced inputs pass)."""
-    if isinstance(x, jax.core.Tracer) or isinstance(mask, jax.core.Tracer):
+    if not is_concrete(x, mask):
         return
     b = np.asarray(spec.bounds, float)
     xn = np.asarray(x, float).reshape(-1, b.shape[0])
@@ -344,7 +345,7 @@ def check_data(spec: ModelSpec, x, z, y, mask=None):
     mask = jnp.ones(y.shape, y.dtype) if mask is None else jnp.asarray(mask, y.dtype)
     if mask.shape != y.shape:
         raise ValueError(f"mask must have shape {tuple(y.shape)}, got {tuple(mask.shape)}")
-    if not isinstance(y, jax.core.Tracer) and not isinstance(mask, jax.core.Tracer):
+    if is_concrete(y, mask):
         yn, mn = np.asarray(y), np.asarray(mask)
         bad = np.nonzero(~np.isfinite(yn) & (mn > 0))[0]
         if bad.size:

@@ -26,6 +26,7 @@ import numpy as np
 from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.posterior import Posterior, Target, check_target, evaluated_inputs, internal_target, noise_index
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -164,7 +165,7 @@ def joint_moments_fidelities(post: Posterior, x, fidelities, target: Target) -> 
     require_x64("calling moments.joint_moments_fidelities")
     fidelities = jnp.atleast_1d(jnp.asarray(fidelities))
     x, _ = models.check_inputs(post.spec, x, jnp.full(jnp.shape(x)[0], fidelities[0]))
-    for f in np.asarray(fidelities) if not isinstance(fidelities, jax.core.Tracer) else ():
+    for f in np.asarray(fidelities) if is_concrete(fidelities) else ():
         models.check_inputs(post.spec, x[:1], jnp.asarray([f]), name_z="fidelities")
     check_target(post.spec, target)
     return _joint_moments_fidelities(post, x, fidelities, target)

@@ -26,6 +26,7 @@ from mumbo_jax.gp import linalg, models
 from mumbo_jax.gp.kernels import Masked
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
+from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
 
 __all__ = [
@@ -208,7 +209,7 @@ def internal_target(post: Posterior, target: Target):
 def check_target(spec: ModelSpec, target: Target):
     """ValueError for a target that does not fit the model (concrete values only)."""
     z, w = target
-    if isinstance(z, jax.core.Tracer) or isinstance(w, jax.core.Tracer):
+    if not is_concrete(z, w):
         return
     z, w = np.asarray(z), np.asarray(w)
     if z.ndim != 1 or w.shape != z.shape:

@@ -36,6 +36,8 @@ import os
 
 import jax
 
+from mumbo_jax.runtime.tracing import is_concrete
+
 __all__ = ["ENV", "FAST_COMPILE", "compiler_options", "enable", "disable", "active_options", "jit"]
 
 ENV = "MUMBO_JAX_XLA_OPTIONS"
@@ -97,9 +99,9 @@ def _top_level(args=()) -> bool:
     clean = _jax_trace_state_clean()
     if clean is not None:
         return clean()
-    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(args)):
+    if not is_concrete(args):
         return False
-    return not isinstance(jax.numpy.zeros(()), jax.core.Tracer)
+    return is_concrete(jax.numpy.zeros(()))
 
 
 _accepted: dict = {}  # backend -> whether its compiler knows OPTIONS (probed once)
