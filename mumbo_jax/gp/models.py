@@ -434,16 +434,11 @@ def floor_kinds() -> tuple:
 
 def build_model(kind: str, bounds, *, n_fidelities: int | None = None, fidelity_bounds=None, rank: int | None = None,
                 target_floor: float | None = None, noise=None) -> ModelSpec:
-    """The model of kind ``kind`` (:data:`MODELS`) over ``bounds``: with ``n_fidelities``
-    for a model of discrete fidelities, ``fidelity_bounds`` for one of a continuous
-    fidelity. The options go to the models that have them: ``rank`` (capped at
-    ``n_fidelities``) and ``target_floor`` (``None``: the model's default); a nonzero
-    ``target_floor`` for a model without one is a ValueError, ``None`` or 0 is ignored.
-
-    Raises:
-        ValueError: an unknown kind, or a model of the other family (the message lists
-            the models of this one).
-    """
+    """The model of kind ``kind`` (:data:`MODELS`) over ``bounds``, with ``n_fidelities``
+    (discrete) or ``fidelity_bounds`` (continuous). ``rank`` (capped at ``n_fidelities``)
+    and ``target_floor`` (``None``: the model's default) go to the models with such a
+    field. ValueError for an unknown kind, a model of the other family, or a nonzero
+    ``target_floor`` for a model without one."""
     cls = MODELS.lookup(kind, "model")
     discrete = n_fidelities is not None
     if discrete == (fidelity_bounds is not None):
