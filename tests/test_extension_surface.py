@@ -117,3 +117,29 @@ def test_the_toys_through_ask_tell(toys):
             assert int(z) == 0 and np.all((0.0 <= np.asarray(x)) & (np.asarray(x) <= 1.0))
     x_best, mean, sd = opt.recommendation()
     assert np.asarray(x_best).shape == (2,) and np.isfinite(mean) and sd >= 0
+
+
+def test_a_registry_loads_its_entry_points_once_and_reports_a_broken_one(tmp_path, monkeypatch):
+    """The plug-in mechanism the rules, problems and models share
+    (:class:`mumbo_jax.registry.Registry`): an entry point naming a record (here a model
+    class) is registered on first use; one that fails to load is a RuntimeWarning."""
+    from mumbo_jax.registry import Registry
+
+    dist = tmp_path / "toy_models-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-models\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[toy_group.models]\nse = toy_model_mod:ToyModel\nbad = missing_mod\n")
+    (tmp_path / "toy_model_mod.py").write_text(
+        "import dataclasses\nimport mumbo_jax as mj\n\n\n"
+        "@dataclasses.dataclass(frozen=True, kw_only=True)\nclass ToyModel(mj.ContinuousModel):\n    kind = 'toy_plugin'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    table = Registry("model", mj.ModelSpec, (models.MODELS["icm"],), key="kind", classes=True,
+                     entry_point_group="toy_group.models")
+    with pytest.warns(RuntimeWarning, match="model plug-in 'bad' \\(missing_mod\\) failed to load"):
+        assert list(table) == ["icm", "toy_plugin"]
+    assert table["toy_plugin"].__name__ == "ToyModel" and "toy_plugin" in table
+    with pytest.raises(TypeError, match="register expects a subclass of ModelSpec, got int"):
+        table.register(3)
+    with pytest.raises(ValueError, match="a model named 'icm' is already registered"):
+        table.register(type("Other", (models.MODELS["icm"],), {}))
+    sys.modules.pop("toy_model_mod", None)
