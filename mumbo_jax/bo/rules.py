@@ -45,19 +45,22 @@ import dataclasses
 import importlib
 import pkgutil
 from collections.abc import Mapping
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
-from mumbo_jax.bo.incumbent import incumbent_by_rule
+from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
 from mumbo_jax.registry import Names, Registry, check_name, frozen_options
 from mumbo_jax.gp import marginal, moments, posterior
 
+if TYPE_CHECKING:  # annotations only: settings imports this module
+    from mumbo_jax.bo.settings import BOSettings, Task
+
 __all__ = [
-    "Context", "Rule", "RULES", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "CONTRIB_PACKAGE",
+    "Context", "Rule", "RULES", "propose", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "CONTRIB_PACKAGE",
     "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
     "GAINS", "FIDELITY_GRID", "MTBO_POOL", "check_rule", "check_rule_for_task", "rule_for", "target_space",
     "mumbo_alpha", "mumbo_alpha_simpson", "mes_alpha", "random_alpha", "bo_evaluations",
@@ -442,3 +445,58 @@ def target_space(task) -> optimize.FidelitySpace:
     """The task's fidelity space restricted to its target fidelity (the first one of a
     combined target: the two-stage rules' first stage ignores z)."""
     return optimize.restrict(task.space, task.target_z[0])
+
+
+# --------------------------------------------------------------------------- the proposal
+
+
+def _per_unit_cost(acq, cost, x, z):
+    """alpha(x, z) / c(x, z) for a cost that depends on x as well (a learned cost)."""
+    return acq(x, z) / cost(x, z)
+
+
+def _unit_cost(z):
+    return jnp.ones(jnp.shape(z))
+
+def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, key, cost=None,
+            n_design=None) -> optimize.Proposal:
+    """The next evaluation under ``settings.strategy``: the rule's score maximised over
+    its space per unit cost.
+
+    Reads the rule's record in :data:`mumbo_jax.bo.rules.RULES`, builds its acquisition,
+    maximises it over X x (all fidelities or the target) with
+    :func:`mumbo_jax.bo.optimize.maximise` and hands the result to the rule's second
+    stage if it has one. Traceable; :func:`mumbo_jax.bo.stages.maximise_stage` is its
+    compiled form.
+
+    Args:
+        settings: :class:`mumbo_jax.bo.settings.BOSettings` (static).
+        task: :class:`mumbo_jax.bo.settings.Task`.
+        post: the posterior fitted to the data so far.
+        gstar: ``[N]`` samples of g* (ignored by rules without g*).
+        key: PRNG key of the maximiser.
+        cost: optional learned cost ``c(x [M, d], z [M]) -> [M]`` (a
+            ``jax.tree_util.Partial``, e.g. :func:`mumbo_jax.gp.costmodel.cost_function`):
+            the maximiser then scores ``alpha(x, z) / c(x, z)`` instead of dividing by
+            the task's known ``cost(z)``. ``None`` keeps the known cost.
+        n_design: scalar int, the number of initial-design rows at the start of the
+            posterior's buffers. Rules with ``replays_history`` (MF-GP-UCB, BOCA) replay
+            the BO evaluations after them and need it; the others ignore it.
+
+    Returns:
+        :class:`mumbo_jax.bo.optimize.Proposal`.
+    """
+    rule = check_rule_for_task(settings.strategy, task)
+    if rule.replays_history and n_design is None:
+        raise ValueError(f"strategy {rule.name!r} replays its own BO evaluations: pass n_design, the number of "
+                         "initial-design rows in the posterior's data")
+    ctx = Context(settings, task, post, gstar, key, n_design, cost)
+    acq = rule.acquisition(ctx)
+    space = target_space(task) if rule.space == "target" else task.space
+    if cost is not None and rule.second_stage is None:
+        acq = jax.tree_util.Partial(_per_unit_cost, acq, cost)
+        space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
+                                       space.choices)
+    anchors = best_inputs(post, task.target, N_ANCHORS) if settings.maximiser.local_frac > 0 else None
+    first = optimize.maximise_with(settings.maximiser, key, acq, jnp.asarray(task.spec.bounds), space, anchors)
+    return first if rule.second_stage is None else rule.second_stage(ctx, first)
