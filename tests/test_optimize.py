@@ -7,7 +7,7 @@ import pytest
 
 from mumbo_jax.acquisition import maxvalue
 from mumbo_jax.gp import fitting
-from mumbo_jax.bo import optimize
+from mumbo_jax.bo import optimize, settings
 from mumbo_jax.benchmarks import problems
 from mumbo_jax.benchmarks.tasks import problem_task
 from mumbo_jax.bo.rules import mumbo_alpha
@@ -120,7 +120,7 @@ def test_maximiser_rejects_bad_input():
         optimize.maximise(jax.random.PRNGKey(0), acq, jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
                           gradient="numeric")
     with pytest.raises(ValueError, match="gradient"):
-        optimize.MaximiserSettings(gradient="numeric")
+        settings.MaximiserSettings(gradient="numeric")
 
 
 @pytest.mark.parametrize("gradient", optimize.GRADIENTS)

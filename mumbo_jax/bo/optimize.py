@@ -10,18 +10,20 @@ returning the best (x, z) of alpha / cost.
 For a discrete fidelity the polish moves x only; for a continuous fidelity z is one
 more bounded coordinate.
 
-:class:`MaximiserSettings` holds the maximiser's knobs; its defaults are those of
-:func:`maximise` and of the BO loops (``BOSettings.maximiser``), so a loop rebuilt from
-the functional pieces maximises as the loop does.
+The maximiser's knobs are a settings record, :class:`mumbo_jax.bo.settings.MaximiserSettings`
+(``BOSettings.maximiser``; :func:`maximise_with` takes it); its defaults are this module's
+constants (:data:`N_CANDIDATES` ...), :func:`maximise`'s, so a loop rebuilt from the
+functional pieces maximises as the loop does.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
-__all__ = ["GRADIENTS", "DIFFERENCE_STEP", "MaximiserSettings", "Proposal", "FidelitySpace", "discrete_fidelities",
+__all__ = ["GRADIENTS", "DIFFERENCE_STEP", "N_CANDIDATES", "N_STARTS", "POLISH_STEPS", "LEARNING_RATE",
+           "BOUNDARY_FRAC", "LOCAL_FRAC", "GRADIENT", "Proposal", "FidelitySpace", "discrete_fidelities",
            "continuous_fidelity", "restrict", "check_n_starts", "check_candidate_fraction", "polish", "snap_to_faces",
            "LOCAL_SCALES", "near_anchors", "maximise", "maximise_with"]
 
@@ -29,47 +31,25 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from mumbo_jax import knobs
 from mumbo_jax.runtime import draws
-from mumbo_jax.knobs import knob
 from mumbo_jax.runtime.tracing import is_concrete
 from mumbo_jax.runtime.xla_options import jit
+
+if TYPE_CHECKING:  # annotations only: the settings import this module
+    from mumbo_jax.bo.settings import MaximiserSettings
 
 GRADIENTS = ("differences", "exact")  # how the polish takes the acquisition's gradient
 # the differences' step on the unit cube: truncation ~1e-6 and rounding ~1e-10 of the gradient's
 # scale in float64, far below what changes an Adam step
 DIFFERENCE_STEP = 1e-6
-
-
-@dataclasses.dataclass(frozen=True)
-class MaximiserSettings:
-    """How the acquisition is maximised over X x Z (mumbo_jax.bo.optimize.maximise)."""
-
-    n_candidates: int = knob(2000, "Random candidates scored per fidelity.", low=1, cap=200_000,
-                             old="n_candidates")
-    n_starts: int = knob(8, "Best candidates polished by projected Adam (at most n_candidates).", low=1,
-                         cap=10_000, old="n_starts")
-    polish_steps: int = knob(40, "Adam steps per start.", low=1, cap=100_000, old="n_polish_steps")
-    learning_rate: float = knob(0.03, "Adam step on the unit cube.", low=0, low_open=True, old="learning_rate")
-    boundary_frac: float = knob(0.25, "Fraction of the random candidates moved onto the box's faces, edges and "
-                                "corners (snap_to_faces); 0: uniform candidates only. Measured with local_frac "
-                                "and the global recommendation in docs/RESULTS.md, Levers tried.", low=0, high=1,
-                                old="boundary_frac")
-    local_frac: float = knob(0.25, "Fraction of the random candidates drawn near the best evaluated x "
-                             "(near_anchors; the anchors are the N_ANCHORS best posterior means of g), at several "
-                             "scales; boundary_frac + local_frac <= 1.", low=0, high=1, old="local_frac")
-    gradient: str = knob("exact", "How the polish takes the acquisition's gradient: 'exact', automatic "
-                         "differentiation; 'differences', forward differences from one batched evaluation of "
-                         "d + 1 points: one copy of the acquisition in the program instead of its forward and "
-                         "reverse passes, about 1.5 s less to compile per buffer size, 5-14 % more per warm "
-                         "step below 1000 observations (docs/performance.md, Compilation).", choices=GRADIENTS)
-
-    def __post_init__(self):
-        knobs.check(self, "maximiser.")
-        if self.boundary_frac + self.local_frac > 1.0:
-            raise ValueError(f"maximiser.boundary_frac + maximiser.local_frac must be at most 1, got "
-                             f"{self.boundary_frac} + {self.local_frac}")
-        check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
+# the maximiser's defaults: maximise's and the BO loops' (mumbo_jax.bo.settings.MaximiserSettings)
+N_CANDIDATES = 2000
+N_STARTS = 8
+POLISH_STEPS = 40
+LEARNING_RATE = 0.03
+BOUNDARY_FRAC = 0.25
+LOCAL_FRAC = 0.25
+GRADIENT = "exact"
 
 
 class Proposal(NamedTuple):
@@ -138,7 +118,7 @@ def restrict(space: FidelitySpace, z) -> FidelitySpace:
 def check_n_starts(n_starts: int, n_candidates: int, n_fidelities: int = 1) -> None:
     """ValueError unless ``n_starts`` of the ``n_candidates * n_fidelities`` scored
     candidates can be polished (the one copy of this check: :func:`maximise` and
-    :class:`MaximiserSettings` call it)."""
+    :class:`mumbo_jax.bo.settings.MaximiserSettings` call it)."""
     if n_starts > n_candidates * n_fidelities:
         raise ValueError(f"n_starts ({n_starts}) exceeds the number of scored candidates "
                          f"({n_candidates * n_fidelities} = n_candidates {n_candidates} x {n_fidelities} fidelities)")
@@ -313,18 +293,15 @@ def _maximise(key, acquisition, bounds, space, n_candidates, n_starts, n_steps, 
     return Proposal(x, z, alpha / space.cost(jnp.asarray(z)[None])[0], alpha)
 
 
-_DEFAULT = MaximiserSettings()
-
-
 def maximise(key, acquisition: Callable, bounds, space: FidelitySpace,
-             n_candidates: int = _DEFAULT.n_candidates, n_starts: int = _DEFAULT.n_starts,
-             n_steps: int = _DEFAULT.polish_steps, learning_rate: float = _DEFAULT.learning_rate,
-             boundary_frac: float = _DEFAULT.boundary_frac, anchors=None,
-             local_frac: float = _DEFAULT.local_frac, gradient: str = _DEFAULT.gradient) -> Proposal:
+             n_candidates: int = N_CANDIDATES, n_starts: int = N_STARTS,
+             n_steps: int = POLISH_STEPS, learning_rate: float = LEARNING_RATE,
+             boundary_frac: float = BOUNDARY_FRAC, anchors=None,
+             local_frac: float = LOCAL_FRAC, gradient: str = GRADIENT) -> Proposal:
     """argmax over (x, z) of ``acquisition(x, z) / cost(z)``.
 
-    The defaults are :class:`MaximiserSettings`' (the BO loops'); :func:`maximise_with`
-    takes the record itself. The loops pass ``anchors``, the best evaluated x
+    The defaults are the module's constants, the BO loops' too
+    (:class:`mumbo_jax.bo.settings.MaximiserSettings`); :func:`maximise_with` takes the record itself. The loops pass ``anchors``, the best evaluated x
     (:func:`mumbo_jax.bo.incumbent.best_inputs`); without anchors no candidate is local.
 
     Args:
@@ -335,7 +312,7 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace,
         bounds: ``[d, 2]`` box for x.
         space: :func:`discrete_fidelities` or :func:`continuous_fidelity`.
         n_candidates, n_starts, learning_rate, boundary_frac, local_frac, gradient: as in
-            :class:`MaximiserSettings`; ``n_steps``: its ``polish_steps``.
+            :class:`mumbo_jax.bo.settings.MaximiserSettings`; ``n_steps``: its ``polish_steps``.
         anchors: optional ``[A, d]`` points in box units (e.g. the best evaluated x)
             near which ``local_frac`` of the candidates are drawn (:func:`near_anchors`);
             no anchors: none.
@@ -367,7 +344,7 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace,
 
 def maximise_with(settings: MaximiserSettings, key, acquisition: Callable, bounds, space: FidelitySpace,
                   anchors=None) -> Proposal:
-    """:func:`maximise` with the knobs of a :class:`MaximiserSettings` record (the BO
+    """:func:`maximise` with the knobs of a :class:`mumbo_jax.bo.settings.MaximiserSettings` record (the BO
     loops' call)."""
     return maximise(key, acquisition, bounds, space, settings.n_candidates, settings.n_starts,
                     settings.polish_steps, settings.learning_rate, settings.boundary_frac, anchors,

@@ -26,14 +26,16 @@ import numpy as np
 
 from mumbo_jax.gp import kernels, linalg, models, posterior
 from mumbo_jax.gp.lbfgs import minimize
-from mumbo_jax.gp.fit_settings import FitSettings
 from mumbo_jax.gp.kernels import matern52_gram
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 from mumbo_jax.runtime.xla_options import jit
 
-__all__ = ["WARM_STEP", "neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
+__all__ = ["RESTARTS", "MAX_ITER", "WARM_STEP", "neg_log_marginal", "neg_log_marginal_reference", "gaussian_nll", "matern52_gram", "lbfgs",
            "starts_batching", "fit_from", "restart_inits", "fit_params", "fit"]
+
+RESTARTS = 2  # L-BFGS starts of a fit (and the BO loops\' default, FitSettings.restarts)
+MAX_ITER = 50  # L-BFGS iterations per start (FitSettings.max_iter)
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -217,8 +219,8 @@ def _fit(spec, scaling, x, z, y, mask, key, n_restarts, max_iter, tol, batching=
     return fit_from(spec, scaling, x, z, y, mask, inits, max_iter, tol, batching=batching)
 
 
-def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = FitSettings.restarts,
-               max_iter: int = FitSettings.max_iter,
+def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = RESTARTS,
+               max_iter: int = MAX_ITER,
                tol: float = 1e-5, scaling: Scaling | None = None, batching: str | None = None):
     """Fit hyper-parameters by maximum marginal likelihood, best of ``n_restarts``.
 
@@ -227,7 +229,7 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = FitSe
         key: PRNG key for the random restarts.
         mask: optional ``[n]`` 0/1 padding mask.
         n_restarts: starts (the first is the deterministic default); default
-            :class:`mumbo_jax.gp.fit_settings.FitSettings`' (the BO loops').
+            :class:`mumbo_jax.bo.settings.FitSettings`' (the BO loops').
         max_iter, tol: L-BFGS iteration cap and gradient-norm tolerance per start.
         batching: how the starts run (:func:`fit_from`; None: scan on CPU, vmap on
             accelerators).
@@ -245,8 +247,8 @@ def fit_params(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = FitSe
     return _fit(spec, scaling, x, z, y, mask, key, int(n_restarts), int(max_iter), tol, batching)
 
 
-def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = FitSettings.restarts,
-        max_iter: int = FitSettings.max_iter,
+def fit(spec: ModelSpec, x, z, y, key, mask=None, n_restarts: int = RESTARTS,
+        max_iter: int = MAX_ITER,
         tol: float = 1e-5) -> posterior.Posterior:
     """Fit hyper-parameters (see :func:`fit_params`) and condition: a ready posterior."""
     require_x64("calling fitting.fit")

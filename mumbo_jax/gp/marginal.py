@@ -28,17 +28,19 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from mumbo_jax.gp import fitting, moments, posterior
-from mumbo_jax.gp.fit_settings import MCMCSettings
 from mumbo_jax.gp.models import ModelSpec, Scaling
 from mumbo_jax.gp.precision import require_x64
 
-__all__ = ["nuts_samples", "is_stacked", "first", "stack", "n_samples", "map_params", "target_moments", "target_joint",
+__all__ = ["WARMUP", "MAX_DOUBLINGS", "nuts_samples", "is_stacked", "first", "stack", "n_samples", "map_params", "target_moments", "target_joint",
            "mean_over_samples"]
+
+WARMUP = 50  # NUTS window-adaptation steps (and the BO loops\' default, MCMCSettings.warmup)
+MAX_DOUBLINGS = 4  # NUTS tree depth (MCMCSettings.max_doublings)
 
 
 def nuts_samples(spec: ModelSpec, scaling: Scaling, x, z, y, mask, start: dict, key, n_samples: int,
-                 n_warmup: int = MCMCSettings.warmup,
-                 max_doublings: int = MCMCSettings.max_doublings) -> dict:
+                 n_warmup: int = WARMUP,
+                 max_doublings: int = MAX_DOUBLINGS) -> dict:
     """``n_samples`` hyper-parameter sets: ``start`` (the MAP) then ``n_samples - 1``
     NUTS draws from p(theta | D) ∝ exp(-neg_log_marginal) (likelihood times the model's
     log-normal priors, :func:`mumbo_jax.gp.fitting.neg_log_marginal`).
