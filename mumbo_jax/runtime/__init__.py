@@ -12,6 +12,8 @@ from what they compute.
 * :mod:`~mumbo_jax.runtime.draws`: random draws that compile small (Philox bits from
   XLA's random-bit generator);
 * :mod:`~mumbo_jax.runtime.process_options`: switching the process-wide ones on.
+* :mod:`~mumbo_jax.runtime.tracing`: whether values are known now or traced
+  (:func:`~mumbo_jax.runtime.tracing.is_concrete`, the one test the input checks use).
 
 Nothing here imports the numerical packages (``gp``, ``acquisition``, ``bo``) but
 :mod:`mumbo_jax.gp.precision` (``draws``' float64 check) and, lazily, what the process
