@@ -99,7 +99,7 @@ def test_incumbent_reuses_the_last_fit(forrester_opt, monkeypatch):
 
     def mean_at(xs):
         xs = np.asarray(xs, float).reshape(-1, 1)
-        return np.asarray(stages.posterior.predict(post, xs, np.zeros(len(xs), int))[0])
+        return np.asarray(stages.moments.predict(post, xs, np.zeros(len(xs), int))[0])
 
     assert mu2 == pytest.approx(float(mean_at(x2)[0]), rel=1e-10)
     assert mu2 >= float(mean_at(np.asarray(opt.x)).max()) - 1e-12
