@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import pathlib
 import platform
 import sys
@@ -110,7 +111,8 @@ def main():
     rows = [bench_n(int(n), a.candidates, a.reps) for n in a.ns.split(",")]
     if a.out:
         pathlib.Path(a.out).write_text(json.dumps({"machine": platform.processor() or platform.machine(),
-                                                   "jax": jax.__version__, "rows": rows}, indent=1) + "\n")
+                                                   "jax": jax.__version__, "load_average": os.getloadavg()[0],
+                                                   "rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

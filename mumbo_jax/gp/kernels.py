@@ -255,7 +255,7 @@ def matern52_cross(sa, sb):
     """``[n, m]`` Matern-5/2 cross-covariance of scaled inputs ``sa [n, d]`` and ``sb [m, d]``
     (unit amplitude): the arithmetic of :func:`matern52_ard`'s tinygp kernel, the squared
     distance summed one dimension at a time (no ``[n, m, d]`` temporary, no ``|a|^2 +
-    |b|^2 - 2 a.b`` cancellation). Alone about 5x faster than the doubly vmapped
+    |b|^2 - 2 a.b`` cancellation). Alone 2-5x faster than the doubly vmapped
     ``evaluate`` on one core at n = 1024, m = 512; inside g*'s grid moments and the
     candidates' scores the ``L^-1 k`` product dominates and the two forms cost the same
     (``experiments/performance/bench_cross.py``)."""
