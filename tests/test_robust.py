@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import incumbent, robust, rules, stages
+from mumbo_jax.bo import incumbent, optimize, robust, rules, stages
 from mumbo_jax.bo.compiled import run_compiled
 from mumbo_jax import BOSettings
 from mumbo_jax.gp import models, moments, posterior, reliability
@@ -199,3 +199,32 @@ def test_robust_rules_are_registered_and_checked():
         robust.robust(rules.RULES["mumbo"], name="x", share=1.5)
     with pytest.raises(ValueError, match="min_explained"):
         robust.robust(rules.RULES["mumbo"], name="x", min_explained=0.0)
+
+
+def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_strong(currin):
+    pb, task, bench = currin
+    rng = np.random.default_rng(4)
+    x0 = rng.uniform(size=(8, 2))
+    state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(8), np.ones(8)].astype(int), 16)
+    settings = BOSettings(strategy="robust", **FAST)
+    post, _ = stages.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
+    ctx = rules.Context(settings, task, post, jnp.zeros(settings.gstar.samples), jax.random.PRNGKey(3),
+                        jnp.asarray(16), None)
+    advantage = float(jax.jit(reliability.loo_advantage)(post, task.target))
+    assert advantage > 0.5  # the precondition: Currin's cheap source is reliable on these data
+    x_sf = np.asarray(robust.target_only_choice(ctx, robust.pseudo_posterior(post, task.target, ctx.n_design)))
+    corners = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    x_q = corners[np.argmax(np.sum((corners - x_sf) ** 2, axis=1))]  # far from the target-only choice
+    prop = optimize.Proposal(jnp.asarray(x_q), jnp.asarray(1.0), jnp.asarray(1.0), jnp.asarray(1.0))
+    rho2 = float(robust.explained(post, task.target, jnp.asarray(x_q)[None], jnp.asarray([1]), jnp.asarray(x_sf))[0])
+    assert rho2 < robust.MIN_EXPLAINED  # so only trust can let it through
+    guard = jax.jit(robust.guard, static_argnames=("share", "min_explained", "target_rule", "trust"))
+    off = guard(ctx, prop)
+    assert not np.allclose(np.asarray(off.x), x_q)  # without trust: vetoed
+    on = guard(ctx, prop, trust=0.5)
+    np.testing.assert_allclose(np.asarray(on.x), x_q)
+    assert int(on.z) == 1
+    beyond = guard(ctx, prop, trust=advantage + 1.0)  # evidence below the threshold: vetoed as before
+    np.testing.assert_allclose(np.asarray(beyond.x), np.asarray(off.x))
+    with pytest.raises(ValueError, match="trust"):
+        robust.robust(rules.RULES["mumbo"], name="x", trust=-1.0)

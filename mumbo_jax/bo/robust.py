@@ -21,7 +21,11 @@ One decision of ``robust(inner)``:
    the target-only choice (a noisy y(x_q, z_q) explains at least ``min_explained`` of
    the variance of g(x_sf): rho^2 >= ``min_explained``) and if the cheap spend stays
    within ``share`` of the BO spend (this query included) plus one target evaluation's
-   cost (the slack that lets the first cheap queries in).
+   cost (the slack that lets the first cheap queries in). With ``trust`` set, once the
+   leave-one-out advantage reaches ``trust`` nats (strong evidence that the cheap data
+   help: 3 nats is a likelihood ratio of 20, "strong" on Kass & Raftery's scale) the
+   inner rule's cheap queries need not be informative about x_sf: they explore as the
+   inner rule would, within the same share.
 4. Else, if those hold for the cheapest fidelity at ``x_sf`` itself, that query.
 5. Else ``x_sf`` at the target. A target query of ``inner`` is replaced by ``x_sf``
    too: every target evaluation is the target-only rule's.
@@ -51,11 +55,12 @@ from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.gp.reliability import loo_advantage, target_rows
 
-__all__ = ["SHARE", "MIN_EXPLAINED", "TARGET_RULES", "pseudo_posterior", "explained", "cheap_spend",
+__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "TARGET_RULES", "pseudo_posterior", "explained", "cheap_spend",
            "target_only_choice", "guard", "robust"]
 
 SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
 MIN_EXPLAINED = 0.5  # a cheap y must explain this share of g's variance at x_sf (rho^2)
+TRUST = None  # nats of leave-one-out advantage from which the inner rule's cheap queries pass (None: never)
 PSEUDO_NOISE_FLOOR = 1e-6  # standardised variance: a pseudo row beside a measured one stays invertible
 
 
@@ -139,13 +144,16 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
 
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
-          min_explained: float = MIN_EXPLAINED, target_rule: str = "ei") -> optimize.Proposal:
+          min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST
+          ) -> optimize.Proposal:
     """The robust choice given the inner rule's proposal ``prop`` (module docstring).
     The returned proposal keeps ``prop``'s score where it is kept, else 0."""
     post, task = marginal.first(ctx.post), ctx.task
     target = task.target
     z_target = jnp.asarray(task.target_z[0], float)
-    reliable = loo_advantage(post, target) >= 0.0
+    advantage = loo_advantage(post, target)
+    reliable = advantage >= 0.0
+    trusted = jnp.asarray(False) if trust is None else advantage >= trust
     x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design), target_rule)
     cheap_spent, spent = cheap_spend(ctx)
 
@@ -168,7 +176,7 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     q_cheap = jnp.abs(jnp.asarray(zq, float) - z_target) > 1e-9
     c_q = cost_of(prop.x, zq)[0]
     ok_q = (q_cheap & reliable & within_share(c_q)
-            & (explained(post, target, prop.x[None], zq[None], x_sf)[0] >= min_explained))
+            & (trusted | (explained(post, target, prop.x[None], zq[None], x_sf)[0] >= min_explained)))
     # the cheapest informative fidelity at x_sf itself
     zs = native(rules.fidelity_choices(task))
     costs = cost_of(x_sf, zs)
@@ -185,23 +193,25 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
 
 
 def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
-           min_explained: float = MIN_EXPLAINED, target_rule: str = "ei") -> rules.Rule:
+           min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST) -> rules.Rule:
     """The rule record of ``inner`` wrapped by :func:`guard` (its knobs ``share``,
-    ``min_explained`` and ``target_rule``, one of :data:`TARGET_RULES`, bound into the
-    record): register it with :func:`mumbo_jax.bo.rules.register` to use it by name."""
+    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, and ``trust``, bound
+    into the record): register it with :func:`mumbo_jax.bo.rules.register` to use it by name."""
     if target_rule not in TARGET_RULES:
         raise ValueError(f"target_rule must be one of {TARGET_RULES}, got {target_rule!r}")
     if not 0.0 <= share < 1.0:
         raise ValueError(f"share must be in [0, 1), got {share!r}")
     if not 0.0 < min_explained < 1.0:
         raise ValueError(f"min_explained must be in (0, 1), got {min_explained!r}")
+    if trust is not None and not (isinstance(trust, (int, float)) and 0.0 <= trust < float("inf")):
+        raise ValueError(f"trust must be None or a finite number of nats >= 0, got {trust!r}")
     if "discrete" not in inner.kinds and "continuous" not in inner.kinds:
         raise ValueError(f"rule {inner.name!r} supports no fidelity kind")
     inner_stage = inner.second_stage
 
     def second_stage(ctx, first):
         prop = first if inner_stage is None else inner_stage(ctx, first)
-        return guard(ctx, prop, share, min_explained, target_rule)
+        return guard(ctx, prop, share, min_explained, target_rule, trust)
 
     summary = (f"{inner.name} behind a target-only {target_rule.upper()} sequence: cheap queries only while the cheap data predict the "
                f"target's observations and explain >= {min_explained:g} of g's variance at its choice, "
