@@ -42,6 +42,20 @@ ORDER = ("robust_mes", "robust", "ei", "mes", "mumbo", "mt_ei", "mf_gp_ucb", "bo
 CONTINUOUS_TWO_STAGE = {"mf_gp_ucb": "boca", "robust_mf_gp_ucb": None}
 
 
+# variants studied before any becomes a rule of the library: registered in the study's own
+# process only. robust_trust3: the robust rule whose guard lets MUMBO's cheap queries through
+# once the leave-one-out advantage reaches 3 nats (mumbo_jax.bo.robust, trust)
+STUDY_RULES = {"robust_trust3": dict(inner="mumbo", trust=3.0)}
+
+
+def _register_study_rule(strategy: str) -> None:
+    from mumbo_jax.bo import robust, rules
+
+    if strategy in STUDY_RULES and strategy not in rules.RULES:
+        spec = dict(STUDY_RULES[strategy])
+        rules.register(robust.robust(rules.RULES[spec.pop("inner")], name=strategy, **spec))
+
+
 def _budget(problem: str, override: float | None = None) -> float:
     if override:
         return float(override)
@@ -74,6 +88,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
         levers["fit"] = {**levers.get("fit", {}), **fit}
     if maximiser:  # --maximiser: fields of the maximiser record for every strategy alike
         levers["maximiser"] = {**levers.get("maximiser", {}), **maximiser}
+    _register_study_rule(strategy)
     settings = BOSettings(strategy=strategy, recommendation={"rule": incumbent}, **levers)
     budget = _budget(problem, budget)
     clock = StepClock()
