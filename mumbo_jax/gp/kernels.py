@@ -20,6 +20,7 @@ from tinygp import kernels, transforms
 __all__ = [
     "EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "ICMDiscrepancy", "icm_matrix", "ar1_coefficients", "AR1",
     "ContinuousProduct", "fabolas_basis", "FabolasBasis", "linear_basis", "BasisKernel", "Masked", "matern52_gram",
+    "matern52_cross",
 ]
 
 
