@@ -551,7 +551,7 @@ def _cross_target(post, target, rep_x, v_r, x, z):
     zt = posterior.internal_target(post, target)
     wts = jnp.asarray(target.weights, xu.dtype)
     prior = sum(wts[j] * kernel((ru, jnp.full(ru.shape[0], zt[j])), (xu, zu)) for j in range(zt.shape[0]))  # [P, M]
-    v_f = post.chol_inv @ kernel((post.x, post.z), (xu, zu))  # [n, M]
+    v_f = post.chol_inv @ post.spec.cross(post.params, post.x, post.z, xu, zu)  # [n, M]
     cov = (prior - v_r.T @ v_f).T  # [M, P]
     var_f = kernel((xu, zu)) - jnp.sum(v_f**2, axis=0)
     var_y = jnp.maximum(var_f, 1e-12) + post.noise[posterior.noise_index(post.spec, zu)]

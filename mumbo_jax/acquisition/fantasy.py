@@ -147,7 +147,7 @@ def candidate_factors(post: Posterior, x, z, target: Target) -> CandidateFactors
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
     mu_g, var_g, vg, zt, w = moments.target_part(post, kernel, xu, target)
-    kf = kernel((post.x, post.z), (xu, zu))  # [n, M]
+    kf = post.spec.cross(post.params, post.x, post.z, xu, zu)  # [n, M]
     vf = linalg.tri_matmul(post.chol_inv, kf)
     mu_y = post.alpha @ kf
     var_f = jnp.maximum(kernel((xu, zu)) - jnp.sum(vf**2, axis=0), VAR_FLOOR)
@@ -290,7 +290,7 @@ def _join(x, z, x_pending, z_pending):
 def _observation_cov(post, x, z):
     kernel = models.build_kernel(post.spec, post.params)
     xu, zu = models.scale_inputs(post.spec, post.scaling, x, z)
-    v = post.chol_inv @ kernel((post.x, post.z), (xu, zu))
+    v = post.chol_inv @ post.spec.cross(post.params, post.x, post.z, xu, zu)
     cov = kernel((xu, zu), (xu, zu)) - v.T @ v
     noise = post.noise[posterior.noise_index(post.spec, zu)]
     return (cov + jnp.diag(noise)) * post.scaling.y_scale**2
