@@ -43,11 +43,12 @@ _HOMES = {
     "mumbo_jax.bo.asktell": ("AskTell",),
     "mumbo_jax.bo.compiled": ("Benchmark", "History", "run_compiled"),
     "mumbo_jax.bo.optimize": ("FidelitySpace", "Proposal", "continuous_fidelity", "discrete_fidelities", "maximise"),
-    "mumbo_jax.bo.rules": ("RULES", "Rule", "Context", "check_rule", ("register_rule", "register")),
+    "mumbo_jax.bo.rules": ("RULES", "Rule", "Context", "check_rule", ("register_rule", "register"),
+                           ("rule_option", "option")),
     "mumbo_jax.bo.batch": ("BatchRule", "BatchContext", ("register_batch_rule", "register")),
     "mumbo_jax.bo.incumbent": ("IncumbentRule", ("register_recommendation_rule", "register")),
     "mumbo_jax.bo.settings": ("BatchSettings", "BOSettings", "FitSettings", "GstarSettings", "MaximiserSettings",
-                              "MCMCSettings", "RecommendationSettings", "RuleSettings", "Task", "make_task"),
+                              "MCMCSettings", "RecommendationSettings", "Task", "make_task"),
     "mumbo_jax.gp.fitting": ("fit", "fit_params", "neg_log_marginal"),
     "mumbo_jax.gp.marginal": ("mean_over_samples",),
     "mumbo_jax.gp.models": ("MODELS", "ModelSpec", "DiscreteModel", "ContinuousModel", ("register_model", "register"),
@@ -63,6 +64,9 @@ _HOMES = {
 _LAZY = frozenset(n[0] if isinstance(n, tuple) else n for names in _HOMES.values() for n in names)
 # old top-level names: they still work, with a DeprecationWarning naming the new one
 _RENAMED = {"register": "register_rule"}
+# names that are gone: the error says where their content lives now
+_REMOVED = {"RuleSettings": "rules' knobs are each rule's Rule.options; a run sets them with "
+                            "BOSettings(options={rule name: {knob: value}}) ([settings.options.<rule>] in a config)"}
 
 
 def __getattr__(name):
@@ -79,6 +83,8 @@ def __getattr__(name):
                       "register_recommendation_rule, register_problem and register_model); the old name will be "
                       "removed", DeprecationWarning, stacklevel=2)
         return __getattr__(new)
+    if name in _REMOVED:
+        raise AttributeError(f"mumbo_jax.{name} is gone: {_REMOVED[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -101,9 +107,10 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from mumbo_jax.bo.incumbent import register as register_recommendation_rule
     from mumbo_jax.bo.optimize import FidelitySpace, Proposal, continuous_fidelity, discrete_fidelities, maximise
     from mumbo_jax.bo.rules import RULES, Context, Rule, check_rule
+    from mumbo_jax.bo.rules import option as rule_option
     from mumbo_jax.bo.rules import register as register_rule
     from mumbo_jax.bo.settings import (BatchSettings, BOSettings, FitSettings, GstarSettings, MaximiserSettings,
-                                       MCMCSettings, RecommendationSettings, RuleSettings, Task, make_task)
+                                       MCMCSettings, RecommendationSettings, Task, make_task)
     from mumbo_jax.gp.fitting import fit, fit_params, neg_log_marginal
     from mumbo_jax.gp.marginal import mean_over_samples
     from mumbo_jax.gp.models import (
@@ -152,10 +159,10 @@ __all__ = [
     "pending_moments",
     # bo
     "FidelitySpace", "Proposal", "discrete_fidelities", "continuous_fidelity", "maximise",
-    "Task", "make_task", "BOSettings", "RuleSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
+    "Task", "make_task", "BOSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
     "RecommendationSettings", "BatchSettings", "MCMCSettings", "AskTell", "run_compiled", "Benchmark", "History",
     # extensions: decision, batch and recommendation rules (models and problems above and below)
-    "Rule", "RULES", "Context", "check_rule", "register_rule",
+    "Rule", "RULES", "Context", "check_rule", "register_rule", "rule_option",
     "BatchRule", "BatchContext", "register_batch_rule", "IncumbentRule", "register_recommendation_rule",
     # benchmarks
     "Problem", "discrete_problem", "continuous_problem", "register_problem",

@@ -4,8 +4,7 @@ compiled programs within a pytest run) and a driver for ask/tell."""
 import jax.numpy as jnp
 
 from mumbo_jax.benchmarks import problems
-from mumbo_jax import (BOSettings, FitSettings, GstarSettings, MaximiserSettings, RecommendationSettings,
-                       RuleSettings)
+from mumbo_jax import BOSettings, FitSettings, GstarSettings, MaximiserSettings, RecommendationSettings
 
 # small enough to compile and run quickly; the maximiser still polishes and the fit converges
 # cheap levers for tests; the rule and recommendation pinned to MUMBO's (the defaults before
@@ -15,7 +14,7 @@ FAST = BOSettings(strategy="mumbo", recommendation=RecommendationSettings(rule="
                   gstar=GstarSettings(samples=5, grid=500),
                   maximiser=MaximiserSettings(n_candidates=200, n_starts=2, polish_steps=5),
                   fit=FitSettings(restarts=2, max_iter=30),
-                  rule=RuleSettings(mtbo_samples=20, mtbo_representers=10, mtbo_fantasies=3))
+                  options={"mtbo": {"samples": 20, "representers": 10, "fantasies": 3}})
 
 # FAST as config tables, for the tests that go through a config file (run, compare): the same
 # programs as the in-process tests, which the run's shared compilation cache then serves

@@ -25,11 +25,11 @@ def test_presets_and_tables_build_settings():
     cfg = parse_compare_config({**_with(strategies=["mumbo-1", "mumbo-10-exact", "mtbo-200", "fast"]),
                                 "settings": {"maximiser": {"n_candidates": 500}},
                                 "strategies": {"fast": {"strategy": "mumbo", "gstar": {"samples": 3}},
-                                               "mtbo-200": {"rule": {"mtbo_representers": 20}}}})
+                                               "mtbo-200": {"options": {"mtbo": {"representers": 20}}}}})
     s = cfg.settings
     assert (s["mumbo-1"].gstar.samples, s["mumbo-1"].strategy) == (1, "mumbo")
     assert s["mumbo-10-exact"].gstar.method == "exact"
-    assert (s["mtbo-200"].rule.mtbo_samples, s["mtbo-200"].rule.mtbo_representers) == (200, 20)
+    assert dict(s["mtbo-200"].options["mtbo"]) == {"samples": 200, "representers": 20}
     assert s["fast"].gstar.samples == 3 and all(v.maximiser.n_candidates == 500 for v in s.values())
     assert cfg.seeds == 20 and cfg.out == "runs/compare"
     assert cfg.replace(seeds=2, budget=5.0).seeds == 2

@@ -258,6 +258,31 @@ def test_results_written_before_the_records_upgrade_for_resume():
     assert upgrade_record(older)["fit"] == {**dataclasses.asdict(s)["fit"], "warm_ftol": 0.0}
 
 
+def test_rules_knobs_in_a_config_and_their_old_home():
+    """[settings.options.<rule>] tables set rules' knobs (each rule's Rule.options); the
+    keys of the RuleSettings of before are a one-line error naming the new home, and an
+    older results.json's record reads as the options its strategy read."""
+    from mumbo_jax.bo import rules
+    base = {"problem": "forrester", "budget": 10.0, "strategy": "mtbo"}
+    cfg = parse_config({"run": base, "settings": {"options": {"mtbo": {"samples": 200}, "ucb": {"beta": 0.5}}}})
+    s = settings_from_config(cfg)
+    assert rules.rule_for(s).options["samples"] == 200 and s.options["ucb"]["beta"] == 0.5
+    assert parse_config(cfg.to_dict(), source=cfg.source) == cfg
+    with pytest.raises(ConfigError, match=r"rule.mtbo_samples is now the option 'samples' of the rules that read it "
+                                          r"\(mtbo\): write \[settings.options.mtbo\] samples = 200"):
+        parse_config({"run": base, "settings": {"rule": {"mtbo_samples": 200}}})
+    with pytest.raises(ConfigError, match="rule.ucb_beta is now the option 'beta'"):
+        parse_config({"run": base, "settings": {"ucb_beta": 0.5}})
+    with pytest.raises(ConfigError, match=r"\[settings.options.mtbo\] representers must be <= 2000"):
+        parse_config({"run": base, "settings": {"options": {"mtbo": {"representers": 5000}}}})
+    with pytest.raises(ConfigError, match=r"unknown key 'beta' in \[settings.options.mtbo\]"):
+        parse_config({"run": base, "settings": {"options": {"mtbo": {"beta": 1.0}}}})
+    old = dataclasses.asdict(BOSettings(strategy="mtbo"))
+    del old["options"]
+    old["rule"] = {"gain": None, "ucb_beta": 0.5, "mtbo_samples": 200, "mtbo_representers": 50, "mtbo_fantasies": 5}
+    assert upgrade_record(old) == dataclasses.asdict(BOSettings(strategy="mtbo", options={"mtbo": {"samples": 200}}))
+
+
 def test_run_resume_reads_a_results_json_written_before_the_records(tmp_path):
     import json
 

@@ -36,7 +36,8 @@ def toys():
 
 
 def test_the_extension_surface_is_at_the_top_level():
-    for name in ("Context", "mean_over_samples", "ModelSpec", "DiscreteModel", "ContinuousModel", "register_rule",
+    for name in ("Context", "rule_option", "mean_over_samples", "ModelSpec", "DiscreteModel", "ContinuousModel",
+                 "register_rule",
                  "register_batch_rule", "register_recommendation_rule", "register_problem", "register_model",
                  "discrete_problem", "continuous_problem"):
         assert name in mj.__all__ and hasattr(mj, name), name
@@ -66,6 +67,10 @@ def test_each_toy_is_a_name_everywhere(toys):
     # a model of the other family, or an option it lacks, is refused by name
     with pytest.raises(config.ConfigError, match="unknown model 'se_icm' for 'currin_continuous'"):
         config.parse_config({"run": {"problem": "currin_continuous", "budget": 5, "model": "se_icm"}})
+    assert "[settings.options.toy_sd]" in cli.config_help("run")  # the knob, documented
+    with pytest.raises(config.ConfigError, match=r"\[settings.options.toy_sd\] scale must be > 0, got -1"):
+        config.parse_config({"run": {"problem": "toy_bowl", "budget": 5, "strategy": "toy_sd"},
+                             "settings": {"options": {"toy_sd": {"scale": -1}}}})
     with pytest.raises(config.ConfigError, match="target_floor: applies to the models with a target floor"):
         config.parse_config({"run": {"problem": "toy_bowl", "budget": 5, "model": "se_icm", "target_floor": 0.1}})
 
@@ -93,10 +98,13 @@ strategy = "toy_sd_wide"
 budget = 20
 max_evals = 2
 out = "{tmp_path / 'run'}"
+[settings.options.toy_sd_wide]
+scale = 3.0
 {FAST_TOML}""")
     assert cli.main(["run", str(cfg)]) == 0
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     assert res["complete"] and res["settings"]["strategy"] == "toy_sd_wide"
+    assert res["settings"]["options"] == {"toy_sd_wide": {"scale": 3.0}}  # the knob, set from the config
     seed = res["seeds"][0]
     assert seed["n_evals"] == len(seed["evaluations"]) == 2
     assert all(e["z"] == 0 for e in seed["evaluations"])  # a target-only rule

@@ -210,6 +210,8 @@ def test_mf_kg_is_registered_with_its_options():
     assert "mf_kg" in rules.STRATEGIES and "mf_kg" not in rules.TARGET_ONLY
     with pytest.raises(ValueError, match="has no option 'n_points'"):
         rule.with_options(n_points=3)
+    with pytest.raises(ValueError, match="mf_kg option n_best must be >= 0"):  # declared: checked where set
+        rule.with_options(n_best=-1)
     for bad, words in (({"n_best": -1}, "n_best must be an integer >= 0"), ({"n_random": 2.5}, "n_random must be"),
                        ({"n_best": 0, "n_random": 0}, "at least one point")):
         with pytest.raises(ValueError, match=words):
@@ -232,12 +234,12 @@ def test_a_variant_of_mf_kg_sees_its_own_options():
         seen = []
         task = tasks.problem_task(prob)
         post = _posterior("forrester")[2]
-        ctx = rules.Context(with_(FAST, strategy="mf_kg_small_test"), task, post, jnp.zeros(5),
-                            jax.random.PRNGKey(0), jnp.asarray(0))
+        settings = with_(FAST, strategy="mf_kg_small_test")
+        ctx = rules.Context.from_settings(settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0), jnp.asarray(0))
         seen.append(ctx.options["n_random"])
         acq = small.acquisition(ctx)
         assert acq.args[2].xu.shape == (5, 1)  # n_best + n_random points in A
-        prop = rules.propose(ctx.settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0))
+        prop = rules.propose(settings, task, post, jnp.zeros(5), jax.random.PRNGKey(0))
         assert np.isfinite(float(prop.alpha)) and float(prop.alpha) >= 0 and seen == [4]
     finally:
         rules.unregister("mf_kg_small_test")

@@ -195,10 +195,22 @@ def test_a_robust_run_keeps_its_spend_bound_and_target_choices():
 def test_robust_rules_are_registered_and_checked():
     for name in ("robust", "robust_mt_ei", "robust_mf_gp_ucb"):
         assert name in rules.RULES and rules.RULES[name].single_target and rules.RULES[name].replays_history
-    with pytest.raises(ValueError, match="share"):
+    with pytest.raises(ValueError, match="x option share must be < 1"):
         robust.robust(rules.RULES["mumbo"], name="x", share=1.5)
-    with pytest.raises(ValueError, match="min_explained"):
+    with pytest.raises(ValueError, match="x option min_explained must be > 0"):
         robust.robust(rules.RULES["mumbo"], name="x", min_explained=0.0)
+    with pytest.raises(ValueError, match="unknown x option target_rule 'ucb'"):
+        robust.robust(rules.RULES["mumbo"], name="x", target_rule="ucb")
+    # the guard's knobs are options of the robust rules, beside the inner rule's own; a run sets them
+    assert dict(rules.RULES["robust"].options) == {"gain": "table", "share": robust.SHARE,
+                                                   "min_explained": robust.MIN_EXPLAINED, "target_rule": "ei",
+                                                   "trust": None}
+    assert rules.RULES["robust_mes"].options["target_rule"] == "mes"
+    assert rules.RULES["robust_mf_gp_ucb"].options["beta"] is None
+    s = BOSettings(options={"robust": {"share": 0.3, "trust": 3}})
+    assert rules.rule_for(s).options["share"] == 0.3 and rules.rule_for(s).options["trust"] == 3.0
+    with pytest.raises(ValueError, match="robust option share must be < 1"):
+        BOSettings(options={"robust": {"share": 1.0}})
 
 
 def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_strong(currin):
@@ -208,8 +220,8 @@ def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_str
     state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(8), np.ones(8)].astype(int), 16)
     settings = BOSettings(strategy="robust", **FAST)
     post, _ = stages.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
-    ctx = rules.Context(settings, task, post, jnp.zeros(settings.gstar.samples), jax.random.PRNGKey(3),
-                        jnp.asarray(16), None)
+    ctx = rules.Context.from_settings(settings, task, post, jnp.zeros(settings.gstar.samples),
+                                      jax.random.PRNGKey(3), jnp.asarray(16), None)
     advantage = float(jax.jit(reliability.loo_advantage)(post, task.target))
     assert advantage > 0.5  # the precondition: Currin's cheap source is reliable on these data
     x_sf = np.asarray(robust.target_only_choice(ctx, robust.pseudo_posterior(post, task.target, ctx.n_design)))

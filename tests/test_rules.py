@@ -11,6 +11,7 @@ import pytest
 from mumbo_jax.benchmarks import problems, tasks
 from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.asktell import AskTell
+import mumbo_jax as mj
 from mumbo_jax import BOSettings, make_task
 from mumbo_jax.gp import models, moments, posterior
 
@@ -31,7 +32,12 @@ def test_table_and_derived_names():
     builtin = {n: rules.RULES[n] for n in BUILTIN}
     assert {n for n, r in builtin.items() if r.second_stage is not None} == {"mt_ei", "mf_gp_ucb", "boca"}
     assert {n for n, r in builtin.items() if r.replays_history} == {"mf_gp_ucb", "boca"}
-    assert rules.RULES["mumbo"].gain == "table" and all(r.gain is None for n, r in builtin.items() if n != "mumbo")
+    # every rule's knobs are its options (issue 42): MUMBO's gain path, the UCB rules' beta, MTBO's three
+    assert {n: tuple(r.options) for n, r in builtin.items() if r.options} == {
+        "mumbo": ("gain",), "ucb": ("beta",), "mf_gp_ucb": ("beta",), "boca": ("beta",),
+        "mtbo": ("samples", "representers", "fantasies")}
+    assert rules.RULES["mumbo"].options["gain"] == "table" and rules.RULES["ucb"].options["beta"] is None
+    assert dict(rules.RULES["mtbo"].options) == {"samples": 50, "representers": 50, "fantasies": 5}
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.RULES["ei"].space = "all"
 
@@ -71,16 +77,33 @@ def test_settings_checks():
         BOSettings(gstar={"samples": 0})
     with pytest.raises(ValueError, match=r"n_starts \(9\) exceeds the number of scored candidates \(8 = n_candidates 8 x 1"):
         BOSettings(maximiser={"n_candidates": 8, "n_starts": 9})
-    with pytest.raises(ValueError, match="unknown rule.gain 'quad'"):
-        BOSettings(rule={"gain": "quad"})
-    with pytest.raises(ValueError, match="strategy 'ei' has no gain path"):
-        BOSettings(strategy="ei", rule={"gain": "simpson"})
-    with pytest.raises(ValueError, match="ucb_beta"):
-        BOSettings(strategy="ucb", rule={"ucb_beta": -1.0})
-    with pytest.raises(ValueError, match="rule.mtbo_representers must be <="):
-        BOSettings(strategy="mtbo", rule={"mtbo_representers": rules.MTBO_POOL + 1})
-    assert rules.rule_for(BOSettings(rule={"gain": "simpson"})).gain == "simpson"
-    assert rules.rule_for(BOSettings()).gain == "table"
+    with pytest.raises(ValueError, match="unknown mumbo option gain 'quad'"):
+        BOSettings(options={"mumbo": {"gain": "quad"}})
+    with pytest.raises(ValueError, match=r"rule 'ei' has no option 'gain'; its options: none"):
+        BOSettings(strategy="ei", options={"ei": {"gain": "simpson"}})
+    with pytest.raises(ValueError, match="ucb option beta must be >= 0"):
+        BOSettings(strategy="ucb", options={"ucb": {"beta": -1.0}})
+    with pytest.raises(ValueError, match="mtbo option representers must be <="):
+        BOSettings(strategy="mtbo", options={"mtbo": {"representers": rules.MTBO_POOL + 1}})
+    with pytest.raises(ValueError, match="options: unknown rule 'mtb' \\(did you mean 'mtbo'\\?\\)"):
+        BOSettings(options={"mtb": {"samples": 3}})
+    s = BOSettings(strategy="mumbo", options={"mumbo": {"gain": "simpson"}, "ucb": {"beta": 0.5}})
+    assert rules.rule_for(s).options["gain"] == "simpson" and rules.rule_for(BOSettings()).options["gain"] == "table"
+    assert s.options["ucb"]["beta"] == 0.5  # another rule's knobs wait for the runs where it decides
+    # a value equal to the default is dropped: the same settings, the same programs
+    assert BOSettings(options={"mtbo": {"samples": 50}, "ucb": {"beta": None}}) == BOSettings()
+    assert hash(s) == hash(BOSettings(strategy="mumbo", options={"ucb": {"beta": 0.5}, "mumbo": {"gain": "simpson"}}))
+    with pytest.raises(TypeError, match="read-only"):
+        s.options["ucb"] = {}
+    # the knobs' old home, RuleSettings: a one-line error that names the new one
+    with pytest.raises(TypeError, match=r"rule.ucb_beta is now the option 'beta' of the rules that read it "
+                                        r"\(ucb, mf_gp_ucb, boca, robust_mf_gp_ucb\): write options=\{'ucb': "
+                                        r"\{'beta': 0.5\}\}"):
+        BOSettings(strategy="ucb", rule={"ucb_beta": 0.5})
+    with pytest.raises(TypeError, match="rule.mtbo_samples is now the option 'samples'"):
+        BOSettings(mtbo_samples=200)
+    with pytest.raises(AttributeError, match="RuleSettings is gone: rules' knobs are each rule's Rule.options"):
+        mj.RuleSettings
     # the maximiser's own check is the same function
     with pytest.raises(ValueError, match=r"n_starts \(8\) exceeds the number of scored candidates \(4 = n_candidates 4 x 1"):
         optimize.maximise(None, lambda x, z: x[:, 0], jnp.asarray([[0.0, 1.0]]), optimize.discrete_fidelities([1.0]),
@@ -198,6 +221,29 @@ def test_best_inputs_are_the_top_posterior_means_best_first():
 
 def _toy_acquisition(ctx):
     return jax.tree_util.Partial(rules.random_alpha, ctx.key)
+
+
+def test_a_rules_declared_knobs_are_checked_wherever_they_are_set():
+    rule = rules.Rule("toy_knob", _toy_acquisition, "target", options={
+        "k": rules.option(2, "A count.", low=1, high=9), "mode": rules.option("a", "A choice.", choices=("a", "b")),
+        "plain": 0.5})
+    assert dict(rule.options) == {"k": 2, "mode": "a", "plain": 0.5} and set(rule.option_fields) == {"k", "mode"}
+    with pytest.raises(ValueError, match="toy_knob option k must be <= 9, got 10"):
+        rule.with_options(k=10)
+    with pytest.raises(ValueError, match="unknown toy_knob option mode 'c'"):
+        rule.with_options(mode="c")
+    variant = rule.with_options(name="toy_knob_b", mode="b", plain="anything")  # undeclared: not checked
+    assert variant.options["mode"] == "b" and dict(variant.option_fields) == dict(rule.option_fields)
+    with pytest.raises(ValueError, match="toy_knob option k must be an integer"):
+        rules.Rule("toy_knob", _toy_acquisition, options={"k": rules.option(2.5, "A count.", type=int)})
+    with pytest.raises(ValueError, match="give type="):
+        rules.option(None, "Unset by default.")
+    # what a rule sees: its knobs with the run's values over them and the maximiser's settings, not BOSettings
+    s = BOSettings(strategy="ucb", options={"ucb": {"beta": 2.0}}, maximiser={"n_starts": 3})
+    ctx = rules.Context.from_settings(s, None, None, jnp.zeros(3), jax.random.PRNGKey(0))
+    assert dict(ctx.options) == {"beta": 2.0} and ctx.maximiser == s.maximiser and not hasattr(ctx, "settings")
+    assert dict(rules.Context.from_settings(BOSettings(strategy="ucb"), None, None, None, None).options) == {
+        "beta": None}
 
 
 def test_register_keeps_every_view_live_and_checks_its_input():

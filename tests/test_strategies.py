@@ -70,8 +70,8 @@ def test_mf_gp_ucb_fidelity_follows_beta(discrete):
     """beta = 0: sqrt(beta) sd = 0 is below every positive threshold, so the target; with
     a huge beta every cheaper fidelity is uncertain enough: the cheapest."""
     _, task, post = discrete
-    assert int(_propose(task, post, "mf_gp_ucb", rule={"ucb_beta": 0.0}).z) == 0
-    assert int(_propose(task, post, "mf_gp_ucb", rule={"ucb_beta": 1e8}).z) == 2
+    assert int(_propose(task, post, "mf_gp_ucb", options={"mf_gp_ucb": {"beta": 0.0}}).z) == 0
+    assert int(_propose(task, post, "mf_gp_ucb", options={"mf_gp_ucb": {"beta": 1e8}}).z) == 2
 
 
 @pytest.mark.parametrize("strategy", ["ei", "random", "mes", "ucb"])

@@ -40,11 +40,17 @@ Everything is traceable: the wrapper is a second stage of the rule record
 (:class:`mumbo_jax.bo.rules.Rule`), run inside the compiled maximisation stage of both
 drivers, and reads only the posterior's buffers (no extra state: the pseudo-observations
 are recomputed from the cheap BO rows at every decision).
+
+The guard's knobs are options of the robust rule (:data:`OPTIONS`, beside the inner
+rule's own): ``share``, ``min_explained``, ``target_rule`` and ``trust``, set for a run
+with ``BOSettings(options={"robust": {"share": 0.3}})`` or fixed in a variant,
+``robust(inner, name=..., share=0.3)``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -55,7 +61,7 @@ from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.gp.reliability import loo_advantage, target_rows
 
-__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "TARGET_RULES", "pseudo_posterior", "explained", "cheap_spend",
+__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "TARGET_RULES", "OPTIONS", "pseudo_posterior", "explained", "cheap_spend",
            "target_only_choice", "guard", "robust"]
 
 SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
@@ -128,18 +134,24 @@ TARGET_RULES = ("ei", "mes")  # the target-only rules a robust rule can be backe
 def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule: str = "ei") -> jax.Array:
     """``[d]`` the target-only rule's choice on ``sf``, maximised with the run's own
     maximiser settings: ``"ei"``, EI of g over the best posterior mean of ``sf`` at its
-    rows; ``"mes"``, max-value entropy search with g* sampled under ``sf`` itself."""
-    s, task = ctx.settings, ctx.task
+    rows; ``"mes"``, max-value entropy search with g* sampled under ``sf`` itself (as
+    many samples as the decision's, ``ctx.gstar``)."""
+    task = ctx.task
+    maximiser = ctx.maximiser
+    if maximiser is None:  # a context built without settings: the maximiser's defaults
+        from mumbo_jax.bo.settings import MaximiserSettings
+        maximiser = MaximiserSettings()
     key = jax.random.fold_in(ctx.key, 17)
     if target_rule == "mes":
         n_grid = maxvalue.default_grid_size(task.spec.dim, "gumbel")
-        gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, s.gstar.samples, "gumbel", n_grid)
+        n_gstar = ctx.gstar.shape[-1]
+        gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, n_gstar, "gumbel", n_grid)
         acq = jax.tree_util.Partial(rules.mes_alpha, sf, task.target, gstar)
     else:
         eta = moments.incumbent(sf, task.target)[1]
         acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
-    anchors = best_inputs(sf, task.target, N_ANCHORS) if s.maximiser.local_frac > 0 else None
-    return optimize.maximise_with(s.maximiser, key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task),
+    anchors = best_inputs(sf, task.target, N_ANCHORS) if maximiser.local_frac > 0 else None
+    return optimize.maximise_with(maximiser, key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task),
                                   anchors).x
 
 
@@ -192,32 +204,50 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     return jax.tree_util.tree_map(lambda a, b: jnp.where(ok_q, a, b), prop, pick)
 
 
+# the guard's knobs, options of every robust rule (beside its inner rule's own)
+OPTIONS = {
+    "share": rules.option(SHARE, "At most this share of the BO spend (plus one target evaluation's cost) goes to "
+                          "cheap fidelities.", low=0, high=1, high_open=True),
+    "min_explained": rules.option(MIN_EXPLAINED, "A cheap query must explain at least this share of the variance "
+                                  "of g at the target-only choice (rho^2).", low=0, high=1, low_open=True,
+                                  high_open=True),
+    "target_rule": rules.option("ei", "The target-only rule on the target data and the pseudo-observations: ei or "
+                                "mes.", choices=TARGET_RULES),
+    "trust": rules.option(TRUST, "Nats of leave-one-out advantage from which the inner rule's cheap queries need "
+                          "not be informative about the target-only choice; unset: never (docs/howto/robust.md).",
+                          type=float, low=0),
+}
+
+
+def _second_stage(inner_stage, ctx, first):
+    prop = first if inner_stage is None else inner_stage(ctx, first)
+    o = ctx.options
+    return guard(ctx, prop, o["share"], o["min_explained"], o["target_rule"], o["trust"])
+
+
 def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
            min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST) -> rules.Rule:
-    """The rule record of ``inner`` wrapped by :func:`guard` (its knobs ``share``,
-    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, and ``trust``, bound
-    into the record): register it with :func:`mumbo_jax.bo.rules.register` to use it by name."""
-    if target_rule not in TARGET_RULES:
-        raise ValueError(f"target_rule must be one of {TARGET_RULES}, got {target_rule!r}")
-    if not 0.0 <= share < 1.0:
-        raise ValueError(f"share must be in [0, 1), got {share!r}")
-    if not 0.0 < min_explained < 1.0:
-        raise ValueError(f"min_explained must be in (0, 1), got {min_explained!r}")
-    if trust is not None and not (isinstance(trust, (int, float)) and 0.0 <= trust < float("inf")):
-        raise ValueError(f"trust must be None or a finite number of nats >= 0, got {trust!r}")
+    """The rule record of ``inner`` wrapped by :func:`guard`: its options are the inner
+    rule's plus the guard's (:data:`OPTIONS`) with these defaults (``share``,
+    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, and ``trust``; a
+    ValueError out of range). Register it with :func:`mumbo_jax.bo.rules.register` to use
+    it by name."""
     if "discrete" not in inner.kinds and "continuous" not in inner.kinds:
         raise ValueError(f"rule {inner.name!r} supports no fidelity kind")
-    inner_stage = inner.second_stage
-
-    def second_stage(ctx, first):
-        prop = first if inner_stage is None else inner_stage(ctx, first)
-        return guard(ctx, prop, share, min_explained, target_rule, trust)
-
-    summary = (f"{inner.name} behind a target-only {target_rule.upper()} sequence: cheap queries only while the cheap data predict the "
-               f"target's observations and explain >= {min_explained:g} of g's variance at its choice, "
-               f"<= {share:g} of the spend")
-    return dataclasses.replace(inner, name=name or f"robust_{inner.name}", second_stage=second_stage,
-                               single_target=True, replays_history=True, summary=summary)
+    clash = sorted(set(inner.options) & set(OPTIONS))
+    if clash:
+        raise ValueError(f"rule {inner.name!r} has an option {clash[0]!r}, a knob of the robust guard too")
+    name = name or f"robust_{inner.name}"
+    given = {"share": share, "min_explained": min_explained, "target_rule": target_rule, "trust": trust}
+    declared = {k: dataclasses.replace(f, name=k) for k, f in OPTIONS.items()}
+    given = {k: declared[k].check(v, name=f"{name} option {k}") for k, v in given.items()}
+    summary = (f"{inner.name} behind a target-only {target_rule.upper()} sequence: cheap queries only while the cheap "
+               f"data predict the target's observations and explain >= {min_explained:g} of g's variance at its "
+               f"choice, <= {share:g} of the spend")
+    return dataclasses.replace(inner, name=name, second_stage=functools.partial(_second_stage, inner.second_stage),
+                               single_target=True, replays_history=True, summary=summary,
+                               options={**inner.options, **given},
+                               option_fields={**inner.option_fields, **declared})
 
 
 # the built-in robust rules: MUMBO's (the name "robust"), MT-EI's and MF-GP-UCB's

@@ -14,12 +14,16 @@ A :class:`Rule` says what a BO strategy does, in one place:
   itself, or whose fidelity rule compares against it);
 * ``replays_history``: whether the rule adapts to its own BO evaluations (it then needs
   the initial design's size, carried explicitly by the drivers);
-* ``gain``: MUMBO's gain path by default, ``"table"`` (bicubic table filled by Simpson's
-  rule) or ``"simpson"`` (direct vmapped Simpson quadrature, the reference path);
-  ``None`` for rules without one;
-* ``options``: the rule's own knobs and their values (a read-only mapping; the
-  acquisition reads them as ``ctx.options``). A variant with other values is another
-  record, :meth:`Rule.with_options`, registered under its own name.
+* ``options``: the rule's own knobs and their defaults (a read-only mapping; the
+  acquisition reads them as ``ctx.options``), each a plain value or declared with
+  :func:`option` (its doc, type and range: checked wherever a value is set, and listed
+  by ``mumbo-jax config-help``). Every knob of a rule lives here: MUMBO's ``gain`` path,
+  the UCB rules' ``beta``, MTBO's ``samples``, ``representers`` and ``fantasies``, the
+  robust rules' ``share``, ``min_explained``, ``target_rule`` and ``trust``, ``mf_kg``'s
+  ``n_best`` and ``n_random``. A run sets other values with
+  ``BOSettings(options={"ucb": {"beta": 0.5}})`` (a config's ``[settings.options.ucb]``
+  table); a variant with other defaults is another record, :meth:`Rule.with_options`,
+  registered under its own name.
 
 :data:`RULES` maps names to records; the loops, the config checks, ``compare`` and
 ``mumbo-jax list`` read it. :func:`register` adds a rule at run time (a file of one's
@@ -41,15 +45,18 @@ Sources of the baselines are in :mod:`mumbo_jax.acquisition.baselines`.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import importlib
 import pkgutil
+import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from mumbo_jax import knobs
 from mumbo_jax.acquisition import acquisitions, baselines
 from mumbo_jax.bo import optimize
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
@@ -60,7 +67,7 @@ if TYPE_CHECKING:  # annotations only: settings imports this module
     from mumbo_jax.bo.settings import BOSettings, Task
 
 __all__ = [
-    "Context", "Rule", "RULES", "propose", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "CONTRIB_PACKAGE",
+    "Context", "Rule", "RULES", "option", "FrozenOptions", "propose", "register", "unregister", "RuleNames", "ENTRY_POINT_GROUP", "CONTRIB_PACKAGE",
     "STRATEGIES", "USES_GSTAR", "TARGET_ONLY", "DISCRETE_ONLY", "CONTINUOUS_ONLY",
     "GAINS", "FIDELITY_GRID", "MTBO_POOL", "check_rule", "check_rule_for_task", "rule_for", "target_space",
     "mumbo_alpha", "mumbo_alpha_simpson", "mes_alpha", "random_alpha", "bo_evaluations",
@@ -75,11 +82,51 @@ MTBO_POOL = 2000
 SIMPSON_NODES = 101  # graded Simpson nodes of the direct MUMBO gain (~1e-7 from quad)
 
 
+def option(default: Any, doc: str, *, type: type | None = None, **constraints) -> knobs.Field:
+    """A rule's knob declared with its default, one sentence of documentation and its
+    constraints (``low``, ``high``, ``low_open``, ``high_open``, ``choices``, ``cap`` as
+    in :class:`mumbo_jax.knobs.Field`), for :attr:`Rule.options`:
+    ``Rule("ucb", ..., options={"beta": option(None, "...", type=float, low=0)})``.
+    ``type`` defaults to the default's (give it for a default of None, which then
+    means "unset"). Its name is the key it is given under."""
+    kind = type if type is not None else builtins.type(default)
+    if kind not in (bool, int, float, str):
+        raise ValueError(f"option: give type= (bool, int, float or str) for the default {default!r}")
+    return knobs.Field("", kind, doc, default=default, nullable=default is None, **constraints)
+
+
+class FrozenOptions(dict):
+    """A read-only, hashable mapping (knobs and their values; in
+    :class:`mumbo_jax.bo.settings.BOSettings`, rule name -> such a mapping), so settings
+    holding it stay a static key of the compiled programs. A ``dict`` for
+    ``dataclasses.asdict`` and JSON."""
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("options are read-only; build new ones (Rule.with_options, BOSettings.replace)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _readonly
+
+    def __hash__(self):
+        return hash(tuple(sorted((k, hash(v)) for k, v in self.items())))
+
+    def __reduce__(self):
+        return (type(self), (dict(self),))
+
+    def __repr__(self):
+        return f"FrozenOptions({dict.__repr__(self)})"
+
+
+# a pytree without leaves: a context (or settings) passed to jax.jit keeps its options static
+jax.tree_util.register_pytree_node(FrozenOptions, lambda o: ((), tuple(o.items())),
+                                   lambda items, _: FrozenOptions(items))
+
+
 class Context(NamedTuple):
-    """What a rule sees when it decides (inside the compiled decision).
+    """What a rule sees when it decides (inside the compiled decision): the task and the
+    data, its own knobs and the maximiser's settings, not the whole
+    :class:`mumbo_jax.bo.settings.BOSettings` (:meth:`from_settings` builds it from them).
 
     Attributes:
-        settings: :class:`mumbo_jax.bo.settings.BOSettings` (static).
         task: :class:`mumbo_jax.bo.settings.Task` (model, target, fidelity space).
         post: the posterior fitted to the data so far.
         gstar: ``[N]`` samples of g* (zeros for rules without g*).
@@ -88,21 +135,28 @@ class Context(NamedTuple):
             initial design (rules that replay their own history skip them), or None.
         cost: a learned cost ``c(x [M, d], z [M]) -> [M]`` or None (the task's known
             cost).
+        options: the knobs of the rule deciding: its record's :attr:`Rule.options` with
+            the run's values (``BOSettings.options``) over them (read at trace time;
+            static).
+        maximiser: :class:`mumbo_jax.bo.settings.MaximiserSettings`, for a rule that
+            maximises a score of its own (the robust rules' target-only choice); None:
+            the defaults.
     """
 
-    settings: Any
     task: Any
     post: posterior.Posterior
     gstar: jax.Array
     key: jax.Array
-    n_design: jax.Array
+    n_design: jax.Array | None = None
     cost: Callable | None = None
+    options: Mapping[str, Any] = types.MappingProxyType({})
+    maximiser: Any = None
 
-    @property
-    def options(self) -> Mapping[str, Any]:
-        """The knobs of the rule deciding (``settings.strategy``): its record's
-        :attr:`Rule.options` (read at trace time; static)."""
-        return RULES[self.settings.strategy].options
+    @classmethod
+    def from_settings(cls, settings: BOSettings, task, post, gstar, key, n_design=None, cost=None) -> "Context":
+        """The context of ``settings.strategy`` deciding under ``settings``: its options
+        (:func:`rule_for`) and the maximiser's settings."""
+        return cls(task, post, gstar, key, n_design, cost, rule_for(settings).options, settings.maximiser)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,30 +175,50 @@ class Rule:
     kinds: tuple = ("discrete", "continuous")
     single_target: bool = False
     replays_history: bool = False
-    gain: str | None = None
     summary: str = ""
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+    option_fields: Mapping[str, knobs.Field] = dataclasses.field(default_factory=dict, hash=False, repr=False,
+                                                                 compare=False)
 
     def __post_init__(self):
         check_name(self.name, "rule")
         if not callable(self.acquisition):
             raise ValueError(f"rule {self.name!r}: acquisition must be callable, a function of a Context")
-        object.__setattr__(self, "options", frozen_options(self.options, "rule", self.name))
+        options = frozen_options(self.options, "rule", self.name)
+        declared = dict(self.option_fields)
+        for k, v in options.items():
+            if isinstance(v, knobs.Field):
+                declared[k] = dataclasses.replace(v, name=k)
+        unknown = sorted(set(declared) - set(options))
+        if unknown:
+            raise ValueError(f"rule {self.name!r}: option_fields names {unknown[0]!r}, which is not an option")
+        values = {k: declared[k].default if isinstance(v, knobs.Field) else v for k, v in options.items()}
+        for k, f in declared.items():
+            values[k] = f.check(values[k], name=f"{self.name} option {k}")
+        object.__setattr__(self, "options", FrozenOptions(values))
+        object.__setattr__(self, "option_fields", types.MappingProxyType(declared))
         object.__setattr__(self, "kinds", tuple(self.kinds))
         if self.space not in ("all", "target"):
             raise ValueError(f"rule {self.name!r}: space must be 'all' or 'target', got {self.space!r}")
         if not set(self.kinds) <= {"discrete", "continuous"} or not self.kinds:
             raise ValueError(f"rule {self.name!r}: kinds must be among ('discrete', 'continuous')")
-        if self.gain is not None and self.gain not in GAINS:
-            raise ValueError(f"rule {self.name!r}: gain must be one of {GAINS} or None")
+
+    def checked_options(self, changes: Mapping[str, Any]) -> dict:
+        """``changes`` checked against the rule's knobs: ValueError for a knob it does not
+        have or a value its :func:`option` declaration refuses; the values as checked."""
+        unknown = sorted(set(changes) - set(self.options))
+        if unknown:
+            raise ValueError(f"rule {self.name!r} has no option {unknown[0]!r}"
+                             f"{knobs.did_you_mean(unknown[0], self.options)}; its options: "
+                             f"{', '.join(self.options) or 'none'}")
+        fields = self.option_fields
+        return {k: fields[k].check(v, name=f"{self.name} option {k}") if k in fields else v
+                for k, v in changes.items()}
 
     def with_options(self, name: str | None = None, **changes) -> "Rule":
         """A copy with some knobs changed (and, to register it beside this one, a new
-        ``name``); ValueError for a knob the rule does not have."""
-        unknown = sorted(set(changes) - set(self.options))
-        if unknown:
-            raise ValueError(f"rule {self.name!r} has no option {unknown[0]!r}; its options: "
-                             f"{', '.join(self.options) or 'none'}")
+        ``name``); ValueError for a knob the rule does not have or a value out of range."""
+        changes = self.checked_options(changes)
         return dataclasses.replace(self, name=name or self.name, options={**self.options, **changes})
 
 
@@ -192,10 +266,10 @@ def random_alpha(key, x, z):
 
 
 def _beta(ctx: Context):
-    """The UCB coefficient: ``settings.rule.ucb_beta`` or Kandasamy et al.'s 0.2 d log(2 t),
-    t = the number of observations."""
-    if ctx.settings.rule.ucb_beta is not None:
-        return jnp.asarray(ctx.settings.rule.ucb_beta, float)
+    """The UCB coefficient: the rule's option ``beta`` or, unset, Kandasamy et al.'s
+    0.2 d log(2 t), t = the number of observations."""
+    if ctx.options["beta"] is not None:
+        return jnp.asarray(ctx.options["beta"], float)
     return baselines.ucb_beta(ctx.task.spec.dim, baselines.n_observations(ctx.post))
 
 
@@ -205,7 +279,7 @@ def _eta(ctx: Context):
 
 
 def _mumbo(ctx: Context):
-    path = mumbo_alpha_simpson if ctx.settings.rule.gain == "simpson" else mumbo_alpha
+    path = mumbo_alpha_simpson if ctx.options["gain"] == "simpson" else mumbo_alpha
     return jax.tree_util.Partial(path, ctx.post, ctx.task.target, ctx.gstar)
 
 
@@ -226,9 +300,9 @@ def _ucb(ctx: Context):
 
 
 def _mtbo(ctx: Context):
-    s = ctx.settings.rule
-    state = baselines.mtbo_state(jax.random.fold_in(ctx.key, 11), ctx.post, ctx.task.target, s.mtbo_representers,
-                                 s.mtbo_samples, s.mtbo_fantasies, MTBO_POOL)
+    o = ctx.options
+    state = baselines.mtbo_state(jax.random.fold_in(ctx.key, 11), ctx.post, ctx.task.target, o["representers"],
+                                 o["samples"], o["fantasies"], MTBO_POOL)
     return jax.tree_util.Partial(baselines.mtbo_alpha, ctx.post, ctx.task.target, state)
 
 
@@ -325,21 +399,33 @@ def boca_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
 
 # --------------------------------------------------------------------------- the table
 
+# the knobs of the built-in rules (the defaults and checks of the RuleSettings of before)
+GAIN = {"gain": option("table", "MUMBO's gain path: table (a bicubic table filled by Simpson's rule, the fast "
+                       "default) or simpson (direct vmapped Simpson quadrature, the reference).", choices=GAINS)}
+BETA = {"beta": option(None, "UCB's beta: the score is mu + sqrt(beta) sd (beta multiplies the variance, not the "
+                       "sd); unset: Kandasamy et al.'s 0.2 d log(2 t), t = observations so far.", type=float, low=0)}
+MTBO = {"samples": option(50, "Monte Carlo samples of g at the representer points (the paper's MTBO-N).", low=1,
+                          cap=100_000),
+        "representers": option(50, f"Representer points, drawn in proportion to EI from a uniform pool of "
+                               f"{MTBO_POOL}.", low=1, high=MTBO_POOL),
+        "fantasies": option(5, "Gauss-Hermite nodes over the fantasised observation.", low=1, cap=1_000)}
+
 _BUILTIN = (
-    Rule("mumbo", _mumbo, "all", uses_gstar=True, gain="table",
+    Rule("mumbo", _mumbo, "all", uses_gstar=True, options=GAIN,
          summary="MUMBO's information gain about g* per unit cost, over X x Z"),
     Rule("mes", _mes_rule, "target", uses_gstar=True, single_target=True,
          summary="max-value entropy search at the target fidelity"),
     Rule("random", _random, "target", single_target=True, summary="uniform x at the target fidelity"),
     Rule("ei", _ei, "target", single_target=True, summary="expected improvement of g at the target"),
-    Rule("ucb", _ucb, "target", single_target=True, summary="GP-UCB of g at the target"),
+    Rule("ucb", _ucb, "target", single_target=True, options=BETA, summary="GP-UCB of g at the target"),
     Rule("mt_ei", _ei, "target", second_stage=mt_ei_fidelity,
          summary="Swersky et al.: x by EI of g, then the fidelity with the largest EI_z(x) per unit cost"),
     Rule("mf_gp_ucb", _mf_gp_ucb, "target", second_stage=mf_gp_ucb_fidelity, kinds=("discrete",),
-         single_target=True, replays_history=True, summary="Kandasamy et al. (2016): discrete fidelities"),
+         single_target=True, replays_history=True, options=BETA, summary="Kandasamy et al. (2016): discrete fidelities"),
     Rule("boca", _ucb, "target", second_stage=boca_fidelity, kinds=("continuous",), single_target=True,
-         replays_history=True, summary="Kandasamy et al. (2017): a continuous fidelity"),
-    Rule("mtbo", _mtbo, "all", summary="entropy search over the optimum's location per unit cost, over X x Z"),
+         replays_history=True, options=BETA, summary="Kandasamy et al. (2017): a continuous fidelity"),
+    Rule("mtbo", _mtbo, "all", options=MTBO,
+         summary="entropy search over the optimum's location per unit cost, over X x Z"),
 )
 
 ENTRY_POINT_GROUP = "mumbo_jax.rules"  # installed packages register rules through this group
@@ -434,11 +520,11 @@ def check_rule_for_task(name: str, task) -> Rule:
 
 
 def rule_for(settings) -> Rule:
-    """The record of ``settings.strategy`` with ``settings.rule.gain`` applied (None
-    keeps the rule's default gain path)."""
+    """The record of ``settings.strategy`` with the run's values of its knobs
+    (``settings.options[strategy]``) over its defaults."""
     rule = RULES[settings.strategy]
-    gain = settings.rule.gain
-    return rule if gain is None else dataclasses.replace(rule, gain=gain)
+    given = settings.options.get(settings.strategy)
+    return rule if not given else dataclasses.replace(rule, options={**rule.options, **given})
 
 
 def target_space(task) -> optimize.FidelitySpace:
@@ -486,11 +572,12 @@ def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, 
     Returns:
         :class:`mumbo_jax.bo.optimize.Proposal`.
     """
-    rule = check_rule_for_task(settings.strategy, task)
+    check_rule_for_task(settings.strategy, task)
+    rule = rule_for(settings)
     if rule.replays_history and n_design is None:
         raise ValueError(f"strategy {rule.name!r} replays its own BO evaluations: pass n_design, the number of "
                          "initial-design rows in the posterior's data")
-    ctx = Context(settings, task, post, gstar, key, n_design, cost)
+    ctx = Context(task, post, gstar, key, n_design, cost, rule.options, settings.maximiser)
     acq = rule.acquisition(ctx)
     space = target_space(task) if rule.space == "target" else task.space
     if cost is not None and rule.second_stage is None:

@@ -1,8 +1,9 @@
 """What a BO run is: the decision rule's settings and the task it optimises.
 
 :class:`BOSettings` (static, hashable: one compiled program per settings) holds the
-strategy's name and a few small records, grouped as a user thinks of them: ``rule``
-(:class:`RuleSettings`, knobs of single rules), ``gstar`` (:class:`GstarSettings`, the
+strategy's name, the run's values of rules' knobs
+(``options``: rule name -> knob -> value, over each :attr:`mumbo_jax.bo.rules.Rule.options`)
+and a few small records, grouped as a user thinks of them: ``gstar`` (:class:`GstarSettings`, the
 samples of g*), ``maximiser`` (:class:`MaximiserSettings`), ``fit``
 (:class:`FitSettings`), ``recommendation`` (:class:`RecommendationSettings`), ``batch``
 (:class:`BatchSettings`), ``mcmc`` (:class:`MCMCSettings`) and ``approx``
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -37,8 +40,9 @@ from mumbo_jax.bo.incumbent import INCUMBENT_RULES
 from mumbo_jax.gp import fitting, marginal, models, posterior
 from mumbo_jax.knobs import knob
 
-__all__ = ["BOSettings", "RuleSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
-           "RecommendationSettings", "BatchSettings", "MCMCSettings", "ApproxSettings", "RECORDS", "Task", "make_task", "old_keys"]
+__all__ = ["BOSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
+           "RecommendationSettings", "BatchSettings", "MCMCSettings", "ApproxSettings", "RECORDS", "MOVED_TO_OPTIONS", "Task", "make_task", "old_keys",
+           "moved_option_message"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,27 +152,6 @@ class MCMCSettings:
 
 
 @dataclasses.dataclass(frozen=True)
-class RuleSettings:
-    """Knobs of single rules (each is read by the rules it names only)."""
-
-    gain: str | None = knob(None, "MUMBO's gain path: table (the fast default) or simpson (direct vmapped Simpson "
-                            "quadrature, the reference); unset: the rule's own default. Rules with a gain path "
-                            "only (mumbo).", choices=lambda: rules.GAINS, old="gain")
-    ucb_beta: float | None = knob(None, "beta of ucb, mf_gp_ucb and boca, which score mu + sqrt(beta) sd "
-                                  "(beta multiplies the variance, not the sd); unset: Kandasamy et al.'s "
-                                  "0.2 d log(2 t), t = observations so far.", low=0, old="ucb_beta")
-    mtbo_samples: int = knob(50, "mtbo: Monte Carlo samples of g at the representer points (the paper's MTBO-N).",
-                             low=1, cap=100_000, old="mtbo_samples")
-    mtbo_representers: int = knob(50, "mtbo: representer points (drawn in proportion to EI from a uniform pool "
-                                  "of MTBO_POOL).", low=1, high=rules.MTBO_POOL, old="mtbo_representers")
-    mtbo_fantasies: int = knob(5, "mtbo: Gauss-Hermite nodes over the fantasised observation.", low=1, cap=1_000,
-                               old="mtbo_fantasies")
-
-    def __post_init__(self):
-        knobs.check(self, "rule.")
-
-
-@dataclasses.dataclass(frozen=True)
 class GstarSettings:
     """Samples of g*, the max value of the target (Wang & Jegelka's Gumbel fit)."""
 
@@ -250,7 +233,7 @@ class ApproxSettings:
 
 
 # the records of BOSettings: field name -> record class, in order
-RECORDS = {"rule": RuleSettings, "gstar": GstarSettings, "maximiser": MaximiserSettings, "fit": FitSettings,
+RECORDS = {"gstar": GstarSettings, "maximiser": MaximiserSettings, "fit": FitSettings,
            "recommendation": RecommendationSettings, "batch": BatchSettings, "mcmc": MCMCSettings,
            "approx": ApproxSettings}
 
@@ -272,7 +255,12 @@ class BOSettings:
             ``"random"``, a baseline of :mod:`mumbo_jax.acquisition.baselines` (``"ei"``,
             ``"ucb"``, ``"mt_ei"``, ``"mf_gp_ucb"``, ``"boca"``, ``"mtbo"``) or another
             registered rule (``robust_mt_ei``, ``mf_kg``, ...).
-        rule: :class:`RuleSettings`, knobs of single rules (gain path, UCB's beta, MTBO).
+        options: the run's values of rules' knobs, ``{rule name: {knob: value}}``, over
+            the defaults of each rule's :attr:`mumbo_jax.bo.rules.Rule.options`
+            (``{"ucb": {"beta": 0.5}}``, ``{"mtbo": {"samples": 200}}``,
+            ``{"mumbo": {"gain": "simpson"}}``); the strategy reads its own entry. Each
+            rule must be registered and each value pass the knob's checks; a value equal
+            to the default is dropped (the settings compare equal without it).
         gstar: :class:`GstarSettings`, the samples of g*.
         maximiser: :class:`MaximiserSettings`.
         fit: :class:`FitSettings`, the fit and refit schedule.
@@ -297,6 +285,17 @@ class BOSettings:
     """
 
     def __new__(cls, *args, **kwargs):
+        if isinstance(kwargs.get("rule"), Mapping):  # RuleSettings, before the knobs moved to the rules
+            moved = [k for k in kwargs["rule"] if k in MOVED_TO_OPTIONS]
+            raise TypeError(moved_option_message(moved[0], kwargs["rule"][moved[0]]) if moved else
+                            "BOSettings(rule=...) is gone: rules' knobs are their options, "
+                            "BOSettings(options={rule name: {knob: value}})")
+        if "rule" in kwargs:
+            raise TypeError("BOSettings(rule=...) is gone: rules' knobs are their options, "
+                            "BOSettings(options={rule name: {knob: value}})")
+        flat = [k for k in kwargs if k in MOVED_TO_OPTIONS]
+        if flat:
+            raise TypeError(moved_option_message(flat[0], kwargs[flat[0]]))
         unknown = set(kwargs) - {f.name for f in dataclasses.fields(cls)}
         old = old_keys() if unknown else {}
         moved = [k for k in kwargs if k in unknown and k in old]
@@ -311,7 +310,7 @@ class BOSettings:
         return super().__new__(cls)
 
     strategy: str = "robust"
-    rule: RuleSettings = _record("rule")
+    options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=rules.FrozenOptions)
     gstar: GstarSettings = _record("gstar")
     maximiser: MaximiserSettings = _record("maximiser")
     fit: FitSettings = _record("fit")
@@ -354,8 +353,46 @@ class BOSettings:
             raise ValueError(f"approx.inducing > 0 needs a rule that reads only the posterior's predictions and "
                              f"batch.size = 1; strategy {self.strategy!r} with batch.size {self.batch.size} "
                              "replays its evaluations or builds batches on the data rows: set approx.inducing = 0")
-        if self.rule.gain is not None and rule.gain is None:
-            raise ValueError(f"strategy {self.strategy!r} has no gain path; rule.gain applies to 'mumbo' only")
+        object.__setattr__(self, "options", _checked_options(self.options))
+
+
+def _checked_options(options) -> "rules.FrozenOptions":
+    """``BOSettings.options`` checked (registered rules, their knobs, the knobs' ranges) and
+    frozen, values equal to a rule's default dropped."""
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be a mapping of rule names to their knobs' values, got "
+                         f"{type(options).__name__}")
+    out = {}
+    for name, given in options.items():
+        if name not in rules.RULES:
+            raise ValueError(f"options: unknown rule {name!r}{knobs.did_you_mean(name, rules.STRATEGIES)}; "
+                             f"allowed: {', '.join(rules.STRATEGIES)}")
+        if not isinstance(given, Mapping):
+            raise ValueError(f"options[{name!r}] must be a mapping of {name}'s knobs to values, got {given!r}")
+        rule = rules.RULES[name]
+        changed = {k: v for k, v in rule.checked_options(given).items() if v != rule.options[k]
+                   or type(v) is not type(rule.options[k])}
+        if changed:
+            out[name] = rules.FrozenOptions(changed)
+    return rules.FrozenOptions(out)
+
+
+# the knobs of RuleSettings, which held rules' knobs before they moved to each rule's
+# Rule.options: old name -> the option's name today
+MOVED_TO_OPTIONS = {"gain": "gain", "ucb_beta": "beta", "mtbo_samples": "samples",
+                    "mtbo_representers": "representers", "mtbo_fantasies": "fantasies"}
+
+
+def moved_option_message(old: str, value, config: bool = False) -> str:
+    """One line naming the home today of the knob ``rule.<old>`` (a ``RuleSettings``
+    field before the rules' knobs moved to their options), and how to write it."""
+    new = MOVED_TO_OPTIONS[old]
+    owners = [name for name, rule in rules.RULES.items() if new in rule.options]
+    example = owners[0] if owners else "<rule>"
+    how = (f"[settings.options.{example}] {new} = {value!r}" if config
+           else f"options={{{example!r}: {{{new!r}: {value!r}}}}}")
+    return (f"rule.{old} is now the option {new!r} of the rules that read it ({', '.join(owners)}): write {how}, "
+            f"one entry per rule")
 
 
 def old_keys() -> dict:

@@ -49,7 +49,7 @@ from jax.scipy.special import ndtr
 
 from mumbo_jax.acquisition import fantasy
 from mumbo_jax.bo.incumbent import best_inputs
-from mumbo_jax.bo.rules import Context, Rule, register
+from mumbo_jax.bo.rules import Context, Rule, option, register
 from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.runtime.xla_options import jit
 
@@ -218,7 +218,11 @@ def _acquisition(ctx: Context):
 
 
 MF_KG = register(Rule(
-    "mf_kg", _acquisition, space="all", options={"n_best": 8, "n_random": 64},
+    "mf_kg", _acquisition, space="all",
+    options={"n_best": option(8, "Evaluated x with the best posterior means of g in the discrete set A.", low=0,
+                              cap=10_000),
+             "n_random": option(64, "Uniform points of the box in the discrete set A (with n_best, at least one "
+                                "point).", low=0, cap=100_000)},
     summary="the multi-fidelity knowledge gradient over a discrete set per unit cost, over X x Z "
             "(Wu et al. 2019)",
 ))

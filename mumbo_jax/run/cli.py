@@ -191,8 +191,7 @@ def list_text() -> str:
         lines.append(f"  {s:<10} {kinds}{target}")
     lines.append("compare presets (labels for [compare] strategies):")
     for label, preset in config.STRATEGY_PRESETS.items():
-        extra = ", ".join(f"{r}.{k} = {v!r}" for r, table in preset.items() if r != "strategy"
-                          for k, v in table.items())
+        extra = ", ".join(line for r, table in preset.items() if r != "strategy" for line in _dotted(r, table))
         lines.append(f"  {label:<15} {preset['strategy']}{f' ({extra})' if extra else ''}")
     lines.append("batch rules ([acquisition] batch_rule, for batch_size > 1):")
     lines += [f"  {name:<15} {rule.summary}" for name, rule in batch.BATCH_RULES.items()]
@@ -208,13 +207,22 @@ def list_text() -> str:
     return "\n".join(lines)
 
 
+def _dotted(prefix: str, value) -> list[str]:
+    """``key = value`` for each value of a nested table, its keys dotted
+    (``options.mtbo.samples = 200``)."""
+    if isinstance(value, dict):
+        return [line for k, v in value.items() for line in _dotted(f"{prefix}.{k}", v)]
+    return [f"{prefix} = {value!r}"]
+
+
 def config_help(kind: str | None = None, markdown: bool = False) -> str:
     """The reference of one configuration kind (or all), from the schemas."""
-    from mumbo_jax.run import config, schema
+    from mumbo_jax.run import config, schema, settings_config
     from mumbo_jax.run.tune import config as tune_config
 
-    sections = {"run": config.RUN_SECTIONS, "compare": config.COMPARE_SECTIONS,
-                "tune": tune_config.TUNE_SECTIONS}
+    options = settings_config.option_sections()  # the rules' knobs, from the table of rules
+    sections = {"run": config.RUN_SECTIONS + options, "compare": config.COMPARE_SECTIONS[:-1] + options
+                + config.COMPARE_SECTIONS[-1:], "tune": tune_config.TUNE_SECTIONS + options}
     render = schema.render_markdown if markdown else schema.render_text
     parts, seen = [], {}
     for name in ([kind] if kind else CONFIG_KINDS):

@@ -286,8 +286,8 @@ _KNOB_PRESETS: dict[str, dict] = {
     "mumbo-10-exact": {"strategy": "mumbo", "gstar": {"samples": 10, "method": "exact"}},
     "mumbo-50-exact": {"strategy": "mumbo", "gstar": {"samples": 50, "method": "exact"}},
     "mes": {"strategy": "mes", "gstar": {"samples": 10}},
-    "mtbo-50": {"strategy": "mtbo", "rule": {"mtbo_samples": 50}},
-    "mtbo-200": {"strategy": "mtbo", "rule": {"mtbo_samples": 200}},
+    "mtbo-50": {"strategy": "mtbo", "options": {"mtbo": {"samples": 50}}},
+    "mtbo-200": {"strategy": "mtbo", "options": {"mtbo": {"samples": 200}}},
 }
 # older spellings of two rules' names, accepted as labels with a DeprecationWarning
 DEPRECATED_LABELS = {"mt-ei": "mt_ei", "mf-gp-ucb": "mf_gp_ucb"}
@@ -324,7 +324,8 @@ COMPARE = Section("compare", "Several strategies on one benchmark over the same 
     _MAX_EVALS, _MODEL, _RANK, _TARGET_FLOOR, _OUT), required=True)
 STRATEGY_TABLE = Section("strategies.<label>", "Defines or overrides a label: strategy (required unless the label "
                          "is a preset) plus any [settings] record as a sub-table ([strategies.<label>.fit] "
-                         "restarts = 4, or fit.restarts = 4 in the label's table). A label's settings are the "
+                         "restarts = 4, or fit.restarts = 4 in the label's table) and rules' knobs "
+                         "([strategies.<label>.options.ucb] beta = 0.5). A label's settings are the "
                          "defaults, then [settings], then the preset, then its table, field by field.", (
     Field("strategy", str, "The decision rule.", choices=rules.STRATEGIES),))
 COMPARE_SECTIONS = (COMPARE,) + SETTINGS_SECTIONS + (STRATEGY_TABLE,)
