@@ -34,7 +34,7 @@ except ImportError:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from mumbo_jax.gp import fitting
-from mumbo_jax.bo import stages
+from mumbo_jax.bo import rules, stages
 from mumbo_jax.bo.settings import BOSettings
 from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 
@@ -84,13 +84,13 @@ def main(argv=None):
         print(f"{name}: posterior on {n} observations ({per} per fidelity)", flush=True)
         for N in args.samples:
             for strategy in ("mumbo", "mtbo"):
-                kw = {"gstar": {"samples": N}} if strategy == "mumbo" else {"rule": {"mtbo_samples": N}}
+                kw = {"gstar": {"samples": N}} if strategy == "mumbo" else {"options": {"mtbo": {"samples": N}}}
                 settings = BOSettings(strategy=strategy, **kw)
                 t = _time_decision(settings, task, post, args.repeats)
                 row = {"problem": name, "strategy": strategy, "samples": N, "observations": n,
                        "decision_s": t, "n_candidates": settings.maximiser.n_candidates,
-                       "mtbo_representers": settings.rule.mtbo_representers,
-                       "mtbo_fantasies": settings.rule.mtbo_fantasies}
+                       "mtbo_representers": rules.rule_for(settings).options["representers"],
+                       "mtbo_fantasies": rules.rule_for(settings).options["fantasies"]}
                 rows.append(row)
                 print(f"  {strategy.upper()}-{N}: {t:.3f} s per decision", flush=True)
     out = pathlib.Path(args.out)

@@ -58,7 +58,7 @@ def clocked(fn):
 
 def exact_score(settings, task, post, gstar, x, z):
     """The exact posterior's score (gain per unit cost) of MUMBO at ``(x [d], z)``."""
-    ctx = rules.Context(settings, task, post, gstar, jax.random.PRNGKey(0), stages.as_count(18), None)
+    ctx = rules.Context.from_settings(settings, task, post, gstar, jax.random.PRNGKey(0), stages.as_count(18), None)
     acq = rules.RULES[settings.strategy].acquisition(ctx)
     zq = jnp.asarray([z]).astype(jnp.int32)
     return float(acq(jnp.asarray(x)[None, :], zq)[0] / task.space.cost(zq)[0])
