@@ -230,13 +230,15 @@ def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_str
     prop = optimize.Proposal(jnp.asarray(x_q), jnp.asarray(1.0), jnp.asarray(1.0), jnp.asarray(1.0))
     rho2 = float(robust.explained(post, task.target, jnp.asarray(x_q)[None], jnp.asarray([1]), jnp.asarray(x_sf))[0])
     assert rho2 < robust.MIN_EXPLAINED  # so only trust can let it through
-    guard = jax.jit(robust.guard, static_argnames=("share", "min_explained", "target_rule", "trust"))
-    off = guard(ctx, prop)
+    # the context is closed over (its options and maximiser settings are static), the proposal traced
+    guard = jax.jit(lambda p, **knobs: robust.guard(ctx, p, **knobs),
+                    static_argnames=("share", "min_explained", "target_rule", "trust"))
+    off = guard(prop)
     assert not np.allclose(np.asarray(off.x), x_q)  # without trust: vetoed
-    on = guard(ctx, prop, trust=0.5)
+    on = guard(prop, trust=0.5)
     np.testing.assert_allclose(np.asarray(on.x), x_q)
     assert int(on.z) == 1
-    beyond = guard(ctx, prop, trust=advantage + 1.0)  # evidence below the threshold: vetoed as before
+    beyond = guard(prop, trust=advantage + 1.0)  # evidence below the threshold: vetoed as before
     np.testing.assert_allclose(np.asarray(beyond.x), np.asarray(off.x))
     with pytest.raises(ValueError, match="trust"):
         robust.robust(rules.RULES["mumbo"], name="x", trust=-1.0)
