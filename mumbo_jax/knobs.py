@@ -15,8 +15,13 @@ A configuration key that is no record field (``[run] budget``, ``[objective] ret
 is a :class:`Field` written out in its schema (:mod:`mumbo_jax.run.schema` builds the
 sections and their references from them).
 
-Records are frozen and hashable: a record (and :class:`mumbo_jax.bo.settings.BOSettings`,
-which holds several) is a static argument of the compiled programs.
+Records are frozen, hashable pytrees (:func:`record`): each field is either *structure*
+(a count, a choice, a switch: anything that sets a shape or a Python branch of a
+program), the record's static part, or a *number* declared ``knob(..., traced=True)``
+(a float that only enters arithmetic: a learning rate, a tolerance), a leaf that the
+compiled programs take as a traced argument. Programs are keyed on the structure only,
+so settings that differ in a number share them (a sweep over a learning rate compiles
+once).
 
 This module imports nothing from the package, so every layer (``gp``, ``bo``, ``run``)
 declares its values with it.
@@ -32,7 +37,8 @@ import types
 import typing
 from typing import Any, Callable, Sequence
 
-__all__ = ["Field", "knob", "fields", "check", "replace", "did_you_mean", "toml_type", "type_ok"]
+__all__ = ["Field", "knob", "fields", "check", "replace", "record", "traced_fields", "did_you_mean", "toml_type",
+           "type_ok"]
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
                dict: "a table"}
@@ -97,6 +103,10 @@ class Field:
         old: a record field's flat ``BOSettings`` name before the settings were grouped
             (old configuration keys still load, with a DeprecationWarning naming the new
             key).
+        traced: a record field that is a number the compiled programs take as a traced
+            argument (a pytree leaf of its :func:`record`), not part of their static key;
+            false: structure (counts, choices, switches, anything that sets a shape or a
+            Python branch, and a ``None``-able value's None or not).
     """
 
     name: str
@@ -117,6 +127,7 @@ class Field:
     hint: str | None = None
     cap: float | None = None
     old: str | None = None
+    traced: bool = False
 
     def allowed(self) -> tuple | None:
         if self.choices is None:
@@ -190,7 +201,7 @@ class Field:
 
 def knob(default: Any, doc: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
          high_open: bool = False, choices: Sequence | Callable[[], Sequence] | None = None,
-         cap: float | None = None, old: str | None = None) -> Any:
+         cap: float | None = None, old: str | None = None, traced: bool = False) -> Any:
     """A record field with its documentation and constraints (``dataclasses.field``
     whose metadata holds its :class:`Field`; the name and type are the dataclass
     field's, filled in by :func:`fields`).
@@ -198,10 +209,12 @@ def knob(default: Any, doc: str, *, low: float | None = None, high: float | None
     Args:
         default: the default value (immutable).
         doc: what the field does, and the default's reason where it has one.
-        low, high, low_open, high_open, choices, cap, old: as in :class:`Field`.
+        low, high, low_open, high_open, choices, cap, old, traced: as in :class:`Field`
+            (``traced=True``: a number that only enters arithmetic inside the programs,
+            never a count, a shape or a Python branch there).
     """
     spec = Field("", object, doc, default=default, choices=choices, low=low, high=high, low_open=low_open,
-                 high_open=high_open, cap=cap, old=old)
+                 high_open=high_open, cap=cap, old=old, traced=traced)
     return dataclasses.field(default=default, metadata=types.MappingProxyType({"field": spec}))
 
 
@@ -223,15 +236,71 @@ def fields(cls) -> tuple:
     return tuple(out)
 
 
+def _is_array(value) -> bool:
+    """An array or a tracer in place of a Python number (not a NumPy scalar, which is one)."""
+    return hasattr(value, "dtype") and not isinstance(value, (int, float))
+
+
 def check(record, prefix: str = "") -> None:
     """Check every :func:`knob` field of ``record`` (:meth:`Field.check`: type, range,
     choices) and make integers given for ``float`` fields floats. Raises ValueError
-    naming ``prefix + name`` (e.g. ``fit.restarts``)."""
+    naming ``prefix + name`` (e.g. ``fit.restarts``). A traced field holding an array (a
+    tracer inside a program) is left as it is: it was checked when the record was built
+    from numbers."""
     for k in fields(type(record)):
         value = getattr(record, k.name)
+        if k.traced and _is_array(value):
+            continue
         checked = k.check(value, name=prefix + k.name)
         if checked is not value:
             object.__setattr__(record, k.name, checked)
+
+
+def traced_fields(cls) -> tuple:
+    """The names of the record class ``cls``'s pytree leaves: its ``traced`` knobs and
+    its fields that are records themselves (made by :func:`record`)."""
+    return getattr(cls, "__knob_data__", ())
+
+
+def record(cls):
+    """Register the frozen dataclass ``cls`` as a pytree (a class decorator, after
+    ``@dataclasses.dataclass(frozen=True)``). Its leaves (data) are its ``traced`` knobs
+    and its fields that are records made by this decorator; the rest is structure, the
+    static part that ``jax.jit`` keys its programs on (a record field of a class not made
+    by this decorator is structure too, compared and hashed whole).
+
+    A record rebuilt from leaves (inside a program: tracers) is not re-checked and skips
+    ``__post_init__``: its checks ran when it was built from numbers."""
+    import jax  # here: this module's records are declared by every layer, jax only for pytrees
+
+    hints = typing.get_type_hints(cls)
+    by_name = {k.name: k for k in fields(cls)}
+    data, meta = [], []
+    for f in dataclasses.fields(cls):
+        if f.name in by_name:
+            (data if by_name[f.name].traced else meta).append(f.name)
+        else:
+            (data if getattr(hints.get(f.name), "__knob_data__", None) is not None else meta).append(f.name)
+    data, meta = tuple(data), tuple(meta)
+
+    def flatten_with_keys(r):
+        return ([(jax.tree_util.GetAttrKey(n), getattr(r, n)) for n in data],
+                tuple(getattr(r, n) for n in meta))
+
+    def flatten(r):
+        return [getattr(r, n) for n in data], tuple(getattr(r, n) for n in meta)
+
+    def unflatten(aux, children):
+        r = object.__new__(cls)
+        for n, v in zip(data, children):
+            object.__setattr__(r, n, v)
+        for n, v in zip(meta, aux):
+            object.__setattr__(r, n, v)
+        return r
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+    cls.__knob_data__ = data
+    return cls
 
 
 def replace(record, **changes):

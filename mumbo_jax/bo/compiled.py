@@ -173,7 +173,7 @@ def initial_states(task, bench, keys, min_buffer):
     return jax.vmap(lambda k: _init(task, bench, k, min_buffer))(keys)
 
 
-@functools.partial(jit, static_argnames=("settings",))
+@jit
 def _fit_all(settings, task, state, keys, refit, cold):
     # refit is shared by the seeds (they step in lock-step): an unbatched lax.cond stays
     # a real branch, where a batched one would become a select that runs both branches
@@ -186,18 +186,18 @@ def _score_all(task, bench, post, buffers, rule, calibrate=False):
     return jax.vmap(lambda p, b: _score(task, bench, p, b, rule, calibrate))(post, buffers)
 
 
-@functools.partial(jit, static_argnames=("settings",))
+@jit
 def _gstar_all(settings, task, post, keys):
     return jax.vmap(lambda p, k: stages.gstar_stage(settings, task, p, k))(post, keys)
 
 
-@functools.partial(jit, static_argnames=("settings",))
+@jit
 def _maximise_all(settings, task, post, gstar, keys, n_design):
     return jax.vmap(lambda p, g, k, n0: stages.maximise_stage(settings, task, p, g, k, None, n0))(post, gstar, keys,
                                                                                              n_design)
 
 
-@functools.partial(jit, static_argnames=("settings",))
+@jit
 def _batch_all(settings, task, post, gstar, keys, state):
     return jax.vmap(lambda p, g, k, s: stages.batch_stage(settings, task, p, g, k, s.buffers, s.n, s.n_design))(
         post, gstar, keys, state)

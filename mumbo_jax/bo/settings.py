@@ -1,7 +1,6 @@
 """What a BO run is: the decision rule's settings and the task it optimises.
 
-:class:`BOSettings` (static, hashable: one compiled program per settings) holds the
-strategy's name, the run's values of rules' knobs
+:class:`BOSettings` holds the strategy's name, the run's values of rules' knobs
 (``options``: rule name -> knob -> value, over each :attr:`mumbo_jax.bo.rules.Rule.options`)
 and a few small records, grouped as a user thinks of them: ``gstar`` (:class:`GstarSettings`, the
 samples of g*), ``maximiser`` (:class:`MaximiserSettings`), ``fit``
@@ -10,6 +9,13 @@ samples of g*), ``maximiser`` (:class:`MaximiserSettings`), ``fit``
 (:class:`ApproxSettings`). Every settings record is defined here, in one place; the
 numerical modules keep their own defaults as plain constants (``mumbo_jax.gp.fitting``,
 ``mumbo_jax.gp.marginal``, ``mumbo_jax.bo.optimize``), which the records' defaults name.
+
+Every record is a pytree (:func:`mumbo_jax.knobs.record`): its structure (counts,
+choices, switches: whatever sets a shape or a Python branch of a program, and the
+strategy) is the static key of the compiled programs, its numbers declared
+``traced=True`` (``maximiser.learning_rate``, ``fit.warm_ftol``, ``fit.refit_growth``)
+are traced arguments, so settings that differ in a number share the programs.
+The rules' options are structure whole.
 
 Every default is documented once, in its record's field metadata
 (:func:`mumbo_jax.knobs.knob`), which the configuration schema, ``mumbo-jax config-help``
@@ -45,6 +51,7 @@ __all__ = ["BOSettings", "GstarSettings", "MaximiserSettings", "FitSettings",
            "moved_option_message"]
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class MaximiserSettings:
     """How the acquisition is maximised over X x Z (mumbo_jax.bo.optimize.maximise)."""
@@ -54,7 +61,8 @@ class MaximiserSettings:
     n_starts: int = knob(optimize.N_STARTS, "Best candidates polished by projected Adam (at most n_candidates).", low=1,
                          cap=10_000, old="n_starts")
     polish_steps: int = knob(optimize.POLISH_STEPS, "Adam steps per start.", low=1, cap=100_000, old="n_polish_steps")
-    learning_rate: float = knob(optimize.LEARNING_RATE, "Adam step on the unit cube.", low=0, low_open=True, old="learning_rate")
+    learning_rate: float = knob(optimize.LEARNING_RATE, "Adam step on the unit cube.", low=0, low_open=True, old="learning_rate",
+                                traced=True)
     boundary_frac: float = knob(optimize.BOUNDARY_FRAC, "Fraction of the random candidates moved onto the box's faces, edges and "
                                 "corners (snap_to_faces); 0: uniform candidates only. Measured with local_frac "
                                 "and the global recommendation in docs/RESULTS.md, Levers tried.", low=0, high=1,
@@ -76,6 +84,7 @@ class MaximiserSettings:
         optimize.check_n_starts(self.n_starts, self.n_candidates)  # target-only rules score one fidelity
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class FitSettings:
     """How the hyper-parameters are fitted (maximum marginal likelihood, L-BFGS)."""
@@ -110,13 +119,13 @@ class FitSettings:
                             "L-BFGS-B's ftol test); 0: no such test. From a converged fit one or two iterations "
                             "reach it; on noiseless data, where the likelihood keeps rising as the noise shrinks, "
                             "warm refits run their warm_iter iterations (docs/performance.md, Refits at large n). "
-                            "Full refits never stop this way.", low=0, high=1)
+                            "Full refits never stop this way.", low=0, high=1, traced=True)
     refit_growth: float = knob(0.05, "From incremental_from observations on, the BO loops refit only when the data "
                                "have grown by this fraction since the last refit (a warm refit; one that runs all "
                                "restarts once they have grown by (1 + refit_growth) ** cold_every), and append each "
                                "evaluation between refits to the factor in O(n^2), holding the hyper-parameters, the "
                                "y scaling and the noise of the last refit (mumbo_jax.bo.refits). 0: every step as "
-                               "refit_every says, conditioning afresh.", low=0, high=10)
+                               "refit_every says, conditioning afresh.", low=0, high=10, traced=True)
     incremental_from: int = knob(500, "With refit_growth > 0: observations from which the refits thin out; below, "
                                  "every step refits as refit_every says (at small n the hyper-parameters move with "
                                  "every point, and warm-only refits there kept Forrester seeds in a poor basin).",
@@ -126,6 +135,7 @@ class FitSettings:
         knobs.check(self, "fit.")
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class MCMCSettings:
     """Marginalised hyper-parameters: NUTS samples (BlackJAX) instead of the MAP alone."""
@@ -151,6 +161,7 @@ class MCMCSettings:
                              f"{self.warmup} and {self.max_doublings}")
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class GstarSettings:
     """Samples of g*, the max value of the target (Wang & Jegelka's Gumbel fit)."""
@@ -166,6 +177,7 @@ class GstarSettings:
         knobs.check(self, "gstar.")
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class RecommendationSettings:
     """Which x is recommended, and the interval reported there (mumbo_jax.bo.incumbent)."""
@@ -197,6 +209,7 @@ def _batch_rule_names() -> tuple:
     return tuple(batch.BATCH_RULES)
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class BatchSettings:
     """Synchronous batches of the compiled loop (mumbo_jax.bo.batch)."""
@@ -215,6 +228,7 @@ class BatchSettings:
         knobs.check(self, "batch.")
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class ApproxSettings:
     """Approximations for runs with thousands of observations (off by default)."""
@@ -242,9 +256,11 @@ def _record(name):
     return dataclasses.field(default_factory=RECORDS[name])
 
 
+@knobs.record
 @dataclasses.dataclass(frozen=True)
 class BOSettings:
-    """Static settings of the decision rule: the strategy and one record per concern.
+    """Settings of the decision rule: the strategy and one record per concern (a pytree:
+    the strategy and the records' structure static, their ``traced`` numbers leaves).
 
     Attributes:
         strategy: a name in :data:`mumbo_jax.bo.rules.RULES`: ``"robust"`` (the

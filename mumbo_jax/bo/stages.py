@@ -304,8 +304,9 @@ def maximise_stage(settings: BOSettings, task: Task, post: posterior.Posterior, 
     ``cost``: an optional learned ``c(x, z)`` replacing the task's known cost;
     ``n_design``: the rows of the buffers that hold the initial design.
 
-    Compiled per decision settings only: settings that differ in the fit or the g*
-    sampler share the program."""
+    Compiled per decision settings' structure only (:func:`decision_settings`): settings
+    that differ in a number (``maximiser.learning_rate``), the fit or the g* sampler
+    share the program."""
     return _maximise(decision_settings(settings), task, post, gstar, key, cost, n_design)
 
 
@@ -330,19 +331,21 @@ def batch_stage(settings: BOSettings, task: Task, post: posterior.Posterior, gst
     return _batch(decision_settings(settings), task, post, gstar, key, buffers, n, n_design)
 
 
-@functools.partial(jit, static_argnames=("settings",))
+@jit
 def _batch(settings, task, post, gstar, key, buffers, n, n_design):
     ctx = batch.BatchContext(settings, task, post, gstar, key, buffers, n, n_design)
     return batch.BATCH_RULES[settings.batch.rule].build(ctx)
 
 
-_DECISION_FIT = FitSettings(restarts=1, max_iter=1, refit_every=1)  # the fit is not the decision's
+_DECISION_FIT = FitSettings()  # the fit is not the decision's: its structure at the defaults
 
 
 def decision_settings(settings: BOSettings) -> BOSettings:
     """``settings`` with the fit, the approximations and the g* sampler (but the number of
-    samples) at fixed values: the static key of the decision programs, which do not read
-    them, so that settings differing there share the programs."""
+    samples) at their defaults: the settings are a traced argument of the decision
+    programs, which are keyed on their structure (:func:`mumbo_jax.knobs.record`), and
+    these records' structure (the fit's counts, the sampler's grid) is not read there, so
+    settings differing in it share the programs too."""
     return dataclasses.replace(settings, fit=_DECISION_FIT, gstar=GstarSettings(samples=settings.gstar.samples),
                                approx=ApproxSettings())
 
@@ -358,7 +361,7 @@ def decision_posterior(settings: BOSettings, post: posterior.Posterior, n: int) 
     return sparse.inducing_posterior(post, a.inducing)
 
 
-@functools.partial(jit, static_argnames=("settings",))
+@jit
 def _maximise(settings, task, post, gstar, key, cost, n_design):
     return rules.propose(settings, task, post, gstar, key, cost, n_design)
 
