@@ -149,7 +149,7 @@ class Context(NamedTuple):
     key: jax.Array
     n_design: jax.Array | None = None
     cost: Callable | None = None
-    options: Mapping[str, Any] = types.MappingProxyType({})
+    options: Mapping[str, Any] = FrozenOptions()
     maximiser: Any = None
 
     @classmethod
