@@ -56,6 +56,17 @@ def _register_study_rule(strategy: str) -> None:
         rules.register(robust.robust(rules.RULES[spec.pop("inner")], name=strategy, **spec))
 
 
+def code_version() -> str:
+    """The commit the study runs at (``git describe --always --dirty``: ``-dirty`` where
+    tracked files differ from it), recorded with every seed so that a table names what
+    produced it and ``reproduce.py`` can tell a record of other code from a regression."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def _budget(problem: str, override: float | None = None) -> float:
     if override:
         return float(override)
@@ -96,6 +107,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     h = run_compiled(bench, task, budget, seeds, settings, max_evals=max_evals, clock=clock)
     wall = time.time() - t0
     z_target = float(task.target_z[0])
+    version = code_version()
     score = jax.jit(jax.vmap(lambda x: bench.score(x)[1]))
     out = []
     for i, seed in enumerate(seeds):
@@ -118,7 +130,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
             "regret": h.regret[i, :n + 1].tolist(), "best_regret": best.tolist(),
             "value": h.incumbent_value[i, :n + 1].tolist(), "mean": h.incumbent_mean[i, :n + 1].tolist(),
             "sd": h.incumbent_sd[i, :n + 1].tolist(), "z": zs.tolist(), "initial_cost": float(h.initial_cost[i]),
-            "overheads": clock.overheads(int(seed), n),
+            "overheads": clock.overheads(int(seed), n), "code": version,
         })
     extra = {"target_fidelities": [float(z) for z in task.target_z]} if len(task.target_z) > 1 else {}
     return {"problem": problem, "strategy": strategy, "incumbent_rule": incumbent, "budget": budget,
