@@ -514,8 +514,9 @@ def check_rule_for_task(name: str, task) -> Rule:
     rule with ``single_target`` needs g to be one fidelity (not FASTCV's mean)."""
     rule = check_rule(name, task.spec.discrete)
     if rule.single_target and len(task.target_z) != 1:
-        raise ValueError(f"strategy {name!r} needs the target to be one fidelity; this target combines "
-                         f"{len(task.target_z)} (use 'mumbo', 'mt_ei' or 'mtbo')")
+        raise ValueError(f"strategy {name!r} needs the target to be one fidelity: it evaluates the target, or "
+                         f"tests the cheap data against the target's own observations, and this target combines "
+                         f"{len(task.target_z)} and is never observed itself (use 'mumbo', 'mt_ei' or 'mtbo')")
     return rule
 
 
