@@ -141,8 +141,9 @@ def _value(v: str):
 
 
 def parse_sets(sets, error) -> dict:
-    """``{record: {field: value}}`` from ``RECORD.FIELD=VALUE`` strings (the flat names of older
-    runs, ``fit_restarts=4``, are read too); ``error(message)`` on a bad key."""
+    """``{record: {field: value}}`` from ``RECORD.FIELD=VALUE`` strings (a rule's knob:
+    ``options.RULE.KNOB=VALUE``; the flat names of older runs, ``fit_restarts=4``, are read
+    too); ``error(message)`` on a bad key."""
     overrides, old = {}, old_keys()
     for kv in sets:
         key, value = kv.split("=", 1)
@@ -153,7 +154,11 @@ def parse_sets(sets, error) -> dict:
         else:
             error(f"--set {key}: not RECORD.FIELD of BOSettings (a removed lever runs with the library at the git "
                   "tag ablation-levers)")
-        overrides.setdefault(record, {})[name] = _value(value)
+        if record == "options" and "." in name:  # a rule's knob: options.RULE.KNOB=VALUE
+            rule, name = name.split(".", 1)
+            overrides.setdefault(record, {}).setdefault(rule, {})[name] = _value(value)
+        else:
+            overrides.setdefault(record, {})[name] = _value(value)
     return overrides
 
 
