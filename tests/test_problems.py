@@ -14,8 +14,9 @@ from scipy.optimize import minimize
 
 from mumbo_jax.benchmarks import problems as P
 
-# the paper's real tasks are tables with their own tests (tests/test_real_tasks.py)
-REAL = set(P.SUITES["real"])
+# the paper's real tasks are tables with their own tests (tests/test_real_tasks.py); the
+# frozen held-out suite ``ho`` has its own too (tests/test_heldout_suite.py)
+REAL = set(P.SUITES["real"]) | set(P.SUITES["ho"])
 ALL = sorted(set(P.PROBLEMS) - REAL)
 DISCRETE = [n for n in ALL if P.PROBLEMS[n].is_discrete]
 NOISELESS = [n for n in ALL if not any(P.PROBLEMS[n].noise_variances)]

@@ -307,8 +307,8 @@ RELIABLE = {"currin", "borehole", "hartmann3", "hartmann6", "forrester", "park",
 
 
 def _reliable(problem: str) -> bool:
-    from mumbo_jax.benchmarks.problems import SOURCE_KIND
-    return problem in RELIABLE or SOURCE_KIND.get(problem) == "reliable"
+    from mumbo_jax.benchmarks.problems import SOURCE_KIND, heldout
+    return problem in RELIABLE or SOURCE_KIND.get(problem, heldout.SOURCE_KIND.get(problem)) == "reliable"
 
 
 def _median(st, key="rec", c="1"):
