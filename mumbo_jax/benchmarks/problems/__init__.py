@@ -60,6 +60,13 @@ sources with a bias that moves the optimum, heavy noise, anti-correlation, infor
 part of the box only, and a correlated auxiliary task with its optimum elsewhere.
 ``suite("unreliable")`` returns them in order; ``SOURCE_KIND`` labels each cheap source.
 
+The ``ho`` suite (module :mod:`~mumbo_jax.benchmarks.problems.heldout`) is the FROZEN held-out
+test suite: eight two-fidelity literature problems (Dong et al. 2015, Toal 2015, Mainini et al.
+2022), 2 to 8 inputs, with reliable, biased, noisy and anti-correlated cheap sources (costs 10,
+1), chosen and frozen before anything ran on them; ``data/heldout_suite.json`` records the
+module's sha256 and a test fails if it changes unrecorded. They are to be run once, with the
+final default (docs/problems.md); ``heldout.SOURCE_KIND`` labels their cheap sources.
+
 The ``real`` suite (module :mod:`~mumbo_jax.benchmarks.problems.real`) is the paper's two
 real tasks, tabulated once with scikit-learn and interpolated: FABOLAS-style SVM tuning with
 the training-data fraction ``2^(6 (z - 1))`` as the fidelity (cost: the measured fit time), and
