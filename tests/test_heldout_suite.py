@@ -314,6 +314,23 @@ def test_noisy_source_observations():
 # --------------------------------------------------------------------------
 # Smoke: the run and compare machinery, one seed, a tiny budget, the default strategy
 # --------------------------------------------------------------------------
+def test_the_study_refuses_the_suite_without_the_final_flag(tmp_path, monkeypatch):
+    """experiments/studies/robust.py will not screen on the test suite: without
+    --heldout-final it exits before running anything."""
+    import importlib.util
+    import os
+    # the script sets these two by setdefault on import: set here, they are restored after the test
+    for var in ("XLA_FLAGS", "JAX_COMPILATION_CACHE_DIR"):
+        monkeypatch.setenv(var, os.environ.get(var, ""))
+    spec = importlib.util.spec_from_file_location("robust_study", ROOT / "experiments" / "studies" / "robust.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for argv in (["--suite", "ho"], ["--problems", "ho_booth"], ["--suite", "unreliable", "--problems", "ho_trid4"]):
+        with pytest.raises(SystemExit, match="frozen held-out suite"):
+            mod.main(argv + ["--seeds", "1", "--out", str(tmp_path)])
+    assert not list(tmp_path.glob("*.json")) and not list(tmp_path.glob("*.running"))
+
+
 def test_configs_and_study_command():
     """Each problem has its run config (the study reads the budget there) and the study script
     knows the suite; nothing is run."""
