@@ -29,6 +29,7 @@ __all__ = ["GRADIENTS", "DIFFERENCE_STEP", "N_CANDIDATES", "N_STARTS", "POLISH_S
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from mumbo_jax.runtime import draws
@@ -325,7 +326,8 @@ def maximise(key, acquisition: Callable, bounds, space: FidelitySpace,
     bounds = jnp.asarray(bounds, dtype=float)
     if bounds.ndim != 2 or bounds.shape[1] != 2:
         raise ValueError(f"bounds must have shape [d, 2], got {tuple(bounds.shape)}")
-    if is_concrete(bounds) and bool(jnp.any(bounds[:, 0] >= bounds[:, 1])):
+    # on the host (numpy): under a trace jnp's comparison of a concrete closure would be a tracer
+    if is_concrete(bounds) and bool(np.any(np.asarray(bounds)[:, 0] >= np.asarray(bounds)[:, 1])):
         raise ValueError("bounds: every lower bound must be below its upper bound")
     check_n_starts(n_starts, n_candidates, space.n_choices)
     boundary_frac = check_candidate_fraction(boundary_frac, "boundary_frac")

@@ -138,9 +138,6 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
     many samples as the decision's, ``ctx.gstar``)."""
     task = ctx.task
     maximiser = ctx.maximiser
-    if maximiser is None:  # a context built without settings: the maximiser's defaults
-        from mumbo_jax.bo.settings import MaximiserSettings
-        maximiser = MaximiserSettings()
     key = jax.random.fold_in(ctx.key, 17)
     if target_rule == "mes":
         n_grid = maxvalue.default_grid_size(task.spec.dim, "gumbel")
@@ -150,9 +147,12 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
     else:
         eta = moments.incumbent(sf, task.target)[1]
         acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
+    bounds, space = jnp.asarray(task.spec.bounds), rules.target_space(task)
+    if maximiser is None:  # a context built without settings: the maximiser's defaults
+        anchors = best_inputs(sf, task.target, N_ANCHORS) if optimize.LOCAL_FRAC > 0 else None
+        return optimize.maximise(key, acq, bounds, space, anchors=anchors).x
     anchors = best_inputs(sf, task.target, N_ANCHORS) if maximiser.local_frac > 0 else None
-    return optimize.maximise_with(maximiser, key, acq, jnp.asarray(task.spec.bounds), rules.target_space(task),
-                                  anchors).x
+    return optimize.maximise_with(maximiser, key, acq, bounds, space, anchors).x
 
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
