@@ -141,7 +141,7 @@ class Field:
         record too, ``gstar.samples``)."""
         name = name or self.name
         label = f"{where} {name}" if where else name
-        if value is None and self.nullable:
+        if value is None and self.nullable or _is_array(value):  # an array: a traced number, checked when set
             return value
         if not type_ok(value, self.type):
             fail(f"{label} must be {_TYPE_NAMES[self.type]}{' or None' if self.nullable else ''}, got "
@@ -279,8 +279,9 @@ def record(cls):
     for f in dataclasses.fields(cls):
         if f.name in by_name:
             (data if by_name[f.name].traced else meta).append(f.name)
-        else:
-            (data if getattr(hints.get(f.name), "__knob_data__", None) is not None else meta).append(f.name)
+        else:  # a record made by this decorator, or a pytree field marked traced (the rules' options)
+            is_data = getattr(hints.get(f.name), "__knob_data__", None) is not None or f.metadata.get("traced")
+            (data if is_data else meta).append(f.name)
     data, meta = tuple(data), tuple(meta)
 
     def flatten_with_keys(r):

@@ -17,7 +17,8 @@ import pytest
 
 from mumbo_jax import knobs
 from mumbo_jax.benchmarks import problems, tasks
-from mumbo_jax.bo import optimize, stages
+from mumbo_jax.bo import optimize, rules, stages
+from mumbo_jax.gp import moments
 from mumbo_jax.bo.settings import RECORDS, BOSettings, FitSettings, MaximiserSettings
 from tests.bo_helpers import FAST, with_
 
@@ -133,3 +134,46 @@ def test_the_traced_learning_rate_is_the_polish_step():
         xs = [np.asarray(best(knobs.replace(small, learning_rate=r), bounds)) for r in (0.001, 0.003, 0.01, 0.03, 0.1)]
     assert names.count("best") == 1, names
     assert len({tuple(np.round(x, 12)) for x in xs}) == 5
+
+
+def test_a_rules_float_option_is_traced_and_shares_the_program(decision):
+    """The rules' options declared traced (UCB's beta, the robust guard's share) are leaves
+    of the settings: five values compile the maximisation once and change the decision; a
+    structural option (MUMBO's gain) is the static key, and so is a float option a rule
+    did not declare traced (the toy rule's scale, which it passes through float())."""
+    task, post, gstar, key, n_design = decision
+    base = with_(FAST, maximiser={"boundary_frac": 0.0}, strategy="ucb")
+    leaves = jax.tree_util.tree_leaves(with_(base, options={"ucb": {"beta": 0.5}}))
+    assert 0.5 in [float(v) for v in leaves if np.ndim(v) == 0]
+    with compiles() as names:
+        xs = [np.asarray(stages.maximise_stage(with_(base, options={"ucb": {"beta": b}}), task, post, gstar, key,
+                                               None, n_design).x) for b in (0.05, 0.2, 1.0, 4.0, 16.0)]
+    assert names.count("_maximise") <= 1, names
+    assert len({tuple(np.round(x, 9)) for x in xs}) > 1  # the traced beta reaches the score
+    robust = with_(FAST, strategy="robust")
+    with compiles() as names:
+        for share in (0.1, 0.2, 0.3, 0.4, 0.6):
+            stages.maximise_stage(with_(robust, options={"robust": {"share": share}}), task, post, gstar, key, None,
+                                  n_design)
+    assert names.count("_maximise") <= 1, names
+    with compiles() as names:
+        stages.maximise_stage(with_(FAST, strategy="mumbo", options={"mumbo": {"gain": "simpson"}}), task, post,
+                              gstar, key, None, n_design)
+    assert names.count("_maximise") == 1, names
+    toy = rules.Rule("toy_scale", lambda ctx: jax.tree_util.Partial(_scaled_ei, ctx.post, ctx.task.target,
+                                                                      float(ctx.options["scale"])),
+                     space="target", single_target=True, options={"scale": rules.option(1.0, "A factor.", low=0)})
+    rules.register(toy)
+    try:
+        settings = with_(FAST, strategy="toy_scale", maximiser={"boundary_frac": 0.0})
+        assert not [v for v in jax.tree_util.tree_leaves(with_(settings, options={"toy_scale": {"scale": 2.0}}))
+                    if np.ndim(v) == 0 and float(v) == 2.0]
+        stages.maximise_stage(with_(settings, options={"toy_scale": {"scale": 2.0}}), task, post, gstar, key, None,
+                              n_design)
+    finally:
+        rules.unregister("toy_scale")
+
+
+def _scaled_ei(post, target, scale, x, z):
+    from mumbo_jax.acquisition import baselines
+    return scale * baselines.ei_alpha(post, target, moments.incumbent(post, target)[1], x, z)

@@ -207,15 +207,15 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
 # the guard's knobs, options of every robust rule (beside its inner rule's own)
 OPTIONS = {
     "share": rules.option(SHARE, "At most this share of the BO spend (plus one target evaluation's cost) goes to "
-                          "cheap fidelities.", low=0, high=1, high_open=True),
+                          "cheap fidelities.", low=0, high=1, high_open=True, traced=True),
     "min_explained": rules.option(MIN_EXPLAINED, "A cheap query must explain at least this share of the variance "
                                   "of g at the target-only choice (rho^2).", low=0, high=1, low_open=True,
-                                  high_open=True),
+                                  high_open=True, traced=True),
     "target_rule": rules.option("ei", "The target-only rule on the target data and the pseudo-observations: ei or "
                                 "mes.", choices=TARGET_RULES),
     "trust": rules.option(TRUST, "Nats of leave-one-out advantage from which the inner rule's cheap queries need "
                           "not be informative about the target-only choice; unset: never (docs/howto/robust.md).",
-                          type=float, low=0),
+                          type=float, low=0, traced=True),
 }
 
 

@@ -85,7 +85,9 @@ SIMPSON_NODES = 101  # graded Simpson nodes of the direct MUMBO gain (~1e-7 from
 def option(default: Any, doc: str, *, type: type | None = None, **constraints) -> knobs.Field:
     """A rule's knob declared with its default, one sentence of documentation and its
     constraints (``low``, ``high``, ``low_open``, ``high_open``, ``choices``, ``cap`` as
-    in :class:`mumbo_jax.knobs.Field`), for :attr:`Rule.options`:
+    in :class:`mumbo_jax.knobs.Field`; ``traced=True``: a float that only enters
+    arithmetic, taken by the programs as a traced number, so runs differing in it share
+    them; the rule must then not call ``float()`` on it or branch on it), for :attr:`Rule.options`:
     ``Rule("ucb", ..., options={"beta": option(None, "...", type=float, low=0)})``.
     ``type`` defaults to the default's (give it for a default of None, which then
     means "unset"). Its name is the key it is given under."""
@@ -97,9 +99,13 @@ def option(default: Any, doc: str, *, type: type | None = None, **constraints) -
 
 class FrozenOptions(dict):
     """A read-only, hashable mapping (knobs and their values; in
-    :class:`mumbo_jax.bo.settings.BOSettings`, rule name -> such a mapping), so settings
-    holding it stay a static key of the compiled programs. A ``dict`` for
-    ``dataclasses.asdict`` and JSON."""
+    :class:`mumbo_jax.bo.settings.BOSettings`, rule name -> such a mapping). A pytree whose
+    leaves are its float values (traced by the compiled programs) and whose keys and other
+    values are structure. A ``dict`` for ``dataclasses.asdict`` and JSON."""
+
+    def __init__(self, *args, traced=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self._traced = tuple(traced)  # the keys whose values the programs take traced
 
     def _readonly(self, *args, **kwargs):
         raise TypeError("options are read-only; build new ones (Rule.with_options, BOSettings.replace)")
@@ -110,15 +116,35 @@ class FrozenOptions(dict):
         return hash(tuple(sorted((k, hash(v)) for k, v in self.items())))
 
     def __reduce__(self):
-        return (type(self), (dict(self),))
+        return (_rebuild_options, (dict(self), self._traced))
 
     def __repr__(self):
         return f"FrozenOptions({dict.__repr__(self)})"
 
 
-# a pytree without leaves: a context (or settings) passed to jax.jit keeps its options static
-jax.tree_util.register_pytree_node(FrozenOptions, lambda o: ((), tuple(o.items())),
-                                   lambda items, _: FrozenOptions(items))
+def _rebuild_options(items, traced):
+    return FrozenOptions(items, traced=traced)
+
+
+def _flatten_options(o):
+    """Leaves: the values of the keys declared traced (``option(..., traced=True)``: UCB's
+    beta, the robust guard's share), arrays (tracers inside a program) and the nested
+    options of ``BOSettings.options``; the keys and every other value are the static part,
+    so a sweep over a traced knob shares the programs."""
+    leaf = tuple(k in o._traced or knobs._is_array(v) or isinstance(v, FrozenOptions) for k, v in o.items())
+    children = [v for v, is_leaf in zip(o.values(), leaf) if is_leaf]
+    static = tuple(None if is_leaf else v for v, is_leaf in zip(o.values(), leaf))
+    return children, (tuple(o), leaf, static, o._traced)
+
+
+def _unflatten_options(aux, children):
+    keys, leaf, static, traced = aux
+    it = iter(children)
+    return FrozenOptions({k: next(it) if is_leaf else v for k, is_leaf, v in zip(keys, leaf, static)},
+                         traced=traced)
+
+
+jax.tree_util.register_pytree_node(FrozenOptions, _flatten_options, _unflatten_options)
 
 
 class Context(NamedTuple):
@@ -403,7 +429,8 @@ def boca_fidelity(ctx: Context, first: optimize.Proposal) -> optimize.Proposal:
 GAIN = {"gain": option("table", "MUMBO's gain path: table (a bicubic table filled by Simpson's rule, the fast "
                        "default) or simpson (direct vmapped Simpson quadrature, the reference).", choices=GAINS)}
 BETA = {"beta": option(None, "UCB's beta: the score is mu + sqrt(beta) sd (beta multiplies the variance, not the "
-                       "sd); unset: Kandasamy et al.'s 0.2 d log(2 t), t = observations so far.", type=float, low=0)}
+                       "sd); unset: Kandasamy et al.'s 0.2 d log(2 t), t = observations so far.", type=float, low=0,
+                       traced=True)}
 MTBO = {"samples": option(50, "Monte Carlo samples of g at the representer points (the paper's MTBO-N).", low=1,
                           cap=100_000),
         "representers": option(50, f"Representer points, drawn in proportion to EI from a uniform pool of "

@@ -14,8 +14,9 @@ Every record is a pytree (:func:`mumbo_jax.knobs.record`): its structure (counts
 choices, switches: whatever sets a shape or a Python branch of a program, and the
 strategy) is the static key of the compiled programs, its numbers declared
 ``traced=True`` (``maximiser.learning_rate``, ``fit.warm_ftol``, ``fit.refit_growth``)
-are traced arguments, so settings that differ in a number share the programs.
-The rules' options are structure whole.
+are traced arguments, so settings that differ in a number share the programs. In the
+rules' options (``options``) the knobs declared ``traced`` are traced (UCB's ``beta``, the
+robust guard's ``share``, ``min_explained`` and ``trust``) and the rest is structure.
 
 Every default is documented once, in its record's field metadata
 (:func:`mumbo_jax.knobs.knob`), which the configuration schema, ``mumbo-jax config-help``
@@ -326,7 +327,8 @@ class BOSettings:
         return super().__new__(cls)
 
     strategy: str = "robust"
-    options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=rules.FrozenOptions)
+    options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=rules.FrozenOptions,
+                                                                 metadata={"traced": True})
     gstar: GstarSettings = _record("gstar")
     maximiser: MaximiserSettings = _record("maximiser")
     fit: FitSettings = _record("fit")
@@ -386,10 +388,12 @@ def _checked_options(options) -> "rules.FrozenOptions":
         if not isinstance(given, Mapping):
             raise ValueError(f"options[{name!r}] must be a mapping of {name}'s knobs to values, got {given!r}")
         rule = rules.RULES[name]
-        changed = {k: v for k, v in rule.checked_options(given).items() if v != rule.options[k]
-                   or type(v) is not type(rule.options[k])}
+        checked = rule.checked_options(given)
+        changed = {k: v for k, v in checked.items() if knobs._is_array(v)  # traced: kept, checked when set
+                   or v != rule.options[k] or type(v) is not type(rule.options[k])}
         if changed:
-            out[name] = rules.FrozenOptions(changed)
+            fields = rule.option_fields
+            out[name] = rules.FrozenOptions(changed, traced=[k for k in changed if k in fields and fields[k].traced])
     return rules.FrozenOptions(out)
 
 
