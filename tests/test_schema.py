@@ -3,6 +3,8 @@ the docs' configuration reference (docs/howto/configs-cli.md) is generated from 
 
 import dataclasses
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,7 +97,11 @@ def test_docs_configuration_reference_is_generated_from_the_schema():
     text = CONFIG_REFERENCE.read_text()
     m = re.search(r"<!-- config-reference: start -->\n(.*?)<!-- config-reference: end -->", text, flags=re.S)
     assert m, "docs/howto/configs-cli.md lost its configuration reference markers"
-    assert m.group(1) == cli.config_help(markdown=True)
+    # in a fresh process: the rule table of this one holds whatever earlier tests registered, in their order
+    fresh = subprocess.run([sys.executable, "-c", "import jax; jax.config.update('jax_enable_x64', True); "
+                            "from mumbo_jax.run import cli; print(cli.config_help(markdown=True), end='')"],
+                           capture_output=True, text=True, check=True)
+    assert m.group(1) == fresh.stdout
 
 
 def test_robustness_levers_and_models_in_a_run_config():
