@@ -198,3 +198,23 @@ def render_size_classes(root, rel):
                      f"{r['worst_rows_ratio_from_96']:.2f} |")
     return "\n".join(lines) + "\n"
 
+
+
+def render_traced_settings(root, rel=None):
+    """Programs compiled by one decision at five values of a numeric settings knob, before
+    the settings were split into structure and traced numbers and after
+    (``experiments/performance/bench_traced_settings.py --lock-step``, the first run with
+    ``--library`` a worktree of the commit before; ``data/compile/traced_settings_{before,after}.json``)."""
+    runs = [("before", _load(root, "data/compile/traced_settings_before.json")),
+            ("traced numbers", _load(root, "data/compile/traced_settings_after.json"))]
+    names = ("_fit", "_gstar", "_maximise", "_fit_all", "_gstar_all", "_maximise_all")
+    lines = ["| knob swept over 5 values | code | " + " | ".join(f"`{n}`" for n in names) + " | total |",
+             "|---|---|" + "---|" * (len(names) + 1)]
+    for knob in runs[-1][1]["knobs"]:
+        for label, data in runs:
+            entry = data["knobs"][knob]
+            values = entry["values"]
+            counts = [entry["programs"].get(n, 0) for n in names]
+            lines.append(f"| `{knob}` ({values[0]:g} ... {values[-1]:g}) | {label} | "
+                         + " | ".join(str(c) for c in counts) + f" | {sum(counts)} |")
+    return "\n".join(lines) + "\n"

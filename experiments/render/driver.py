@@ -12,7 +12,8 @@ import re
 
 from .common import ROOT
 from .compile import (render_base_block, render_compile, render_compile_lbfgs, render_compile_polish, render_draws,
-                      render_icm_fit, render_prefetch, render_size_classes)
+                      render_icm_fit, render_prefetch, render_size_classes,
+                      render_traced_settings)
 from .large_n import (render_bench_linalg, render_botorch_fresh, render_botorch_in_run, render_botorch_mfmes,
                       render_gpu_large_n, render_inducing, render_large_n, render_long_run)
 from .seed_studies import render_paired_seed_study
@@ -41,6 +42,7 @@ RENDERERS = {
     "icm_fit": render_icm_fit, "compile": render_compile, "compile_polish": render_compile_polish,
     "compile_lbfgs": render_compile_lbfgs, "base_block": render_base_block, "draws": render_draws,
     "prefetch": render_prefetch, "size_classes": render_size_classes,
+    "traced_settings": render_traced_settings,
     # performance: large n, long runs, BoTorch (large_n.py)
     "gpu_large_n": render_gpu_large_n, "large_n": render_large_n, "bench_linalg": render_bench_linalg,
     "botorch_mfmes": render_botorch_mfmes, "long_run": render_long_run, "inducing": render_inducing,
