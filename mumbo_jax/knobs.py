@@ -37,7 +37,7 @@ import types
 import typing
 from typing import Any, Callable, Sequence
 
-__all__ = ["Field", "knob", "fields", "check", "replace", "record", "traced_fields", "did_you_mean", "toml_type",
+__all__ = ["Field", "knob", "fields", "check", "replace", "record", "traced_fields", "is_array", "did_you_mean", "toml_type",
            "type_ok"]
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean", list: "an array",
@@ -141,7 +141,7 @@ class Field:
         record too, ``gstar.samples``)."""
         name = name or self.name
         label = f"{where} {name}" if where else name
-        if value is None and self.nullable or _is_array(value):  # an array: a traced number, checked when set
+        if value is None and self.nullable or is_array(value):  # an array: a traced number, checked when set
             return value
         if not type_ok(value, self.type):
             fail(f"{label} must be {_TYPE_NAMES[self.type]}{' or None' if self.nullable else ''}, got "
@@ -236,7 +236,7 @@ def fields(cls) -> tuple:
     return tuple(out)
 
 
-def _is_array(value) -> bool:
+def is_array(value) -> bool:
     """An array or a tracer in place of a Python number (not a NumPy scalar, which is one)."""
     return hasattr(value, "dtype") and not isinstance(value, (int, float))
 
@@ -249,7 +249,7 @@ def check(record, prefix: str = "") -> None:
     from numbers."""
     for k in fields(type(record)):
         value = getattr(record, k.name)
-        if k.traced and _is_array(value):
+        if k.traced and is_array(value):
             continue
         checked = k.check(value, name=prefix + k.name)
         if checked is not value:

@@ -131,7 +131,7 @@ def _flatten_options(o):
     beta, the robust guard's share), arrays (tracers inside a program) and the nested
     options of ``BOSettings.options``; the keys and every other value are the static part,
     so a sweep over a traced knob shares the programs."""
-    leaf = tuple(k in o._traced or knobs._is_array(v) or isinstance(v, FrozenOptions) for k, v in o.items())
+    leaf = tuple(k in o._traced or knobs.is_array(v) or isinstance(v, FrozenOptions) for k, v in o.items())
     children = [v for v, is_leaf in zip(o.values(), leaf) if is_leaf]
     static = tuple(None if is_leaf else v for v, is_leaf in zip(o.values(), leaf))
     return children, (tuple(o), leaf, static, o._traced)

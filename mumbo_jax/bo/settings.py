@@ -389,7 +389,7 @@ def _checked_options(options) -> "rules.FrozenOptions":
             raise ValueError(f"options[{name!r}] must be a mapping of {name}'s knobs to values, got {given!r}")
         rule = rules.RULES[name]
         checked = rule.checked_options(given)
-        changed = {k: v for k, v in checked.items() if knobs._is_array(v)  # traced: kept, checked when set
+        changed = {k: v for k, v in checked.items() if knobs.is_array(v)  # traced: kept, checked when set
                    or v != rule.options[k] or type(v) is not type(rule.options[k])}
         if changed:
             fields = rule.option_fields
