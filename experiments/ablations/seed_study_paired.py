@@ -17,6 +17,8 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
     python experiments/ablations/seed_study_paired.py polish_once_unreliable [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py lbfgs_once [--seeds 10] [--jobs 2]
     python experiments/ablations/seed_study_paired.py lbfgs_once_unreliable [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py small_n_thinning [--seeds 10] [--jobs 2]
+    python experiments/ablations/seed_study_paired.py small_n_thinning_unreliable [--seeds 10] [--jobs 2]
 
 * ``xla_options``: the library's compile options (:data:`mumbo_jax.runtime.xla_options.FAST_COMPILE`)
   against XLA's defaults (``MUMBO_JAX_XLA_OPTIONS=default``): the default rule
@@ -62,6 +64,12 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   line search (the code before, a worktree): the default rule on Currin, Hartmann-3 and
   Borehole, at most 60 evaluations (other fits, so the runs part early);
   ``lbfgs_once_unreliable``: the same on the unreliable suite.
+* ``small_n_thinning``: the thinned refit schedule from the first BO step with every refit
+  running every start (``fit.incremental_from = 1``, ``fit.refit_growth = 0.1``: a full
+  refit each time the data grow by a tenth, appends between) against the default schedule
+  (a full refit at every step below 500 observations): the default rule on Currin,
+  Hartmann-3 and Borehole at robust.py's paper budgets, at most 400 evaluations (no cap
+  binds); ``small_n_thinning_unreliable``: the same on the unreliable suite.
 
 Deterministic single-thread XLA flags (set by robust.py). The runs go to
 ``data/<study>/<variant>/`` (a run already there is kept; more ``--seeds`` append;
@@ -138,6 +146,14 @@ STUDIES = {
     # lbfgs with its zoom line search (the code before, a worktree)
     "lbfgs_once": _code_before(PAPER, "2afe2f5", "zoom", "once"),
     "lbfgs_once_unreliable": _code_before(UNRELIABLE, "2afe2f5", "zoom", "once"),
+    # full refits only when the data have grown by a tenth, from the first BO step, against
+    # the default's every-step refits below 500 observations
+    "small_n_thinning": dict(problems=PAPER, max_evals=400, variants={
+        "every_step": ({}, []),
+        "thinned": ({}, ["--fit", json.dumps({"incremental_from": 1, "refit_growth": 0.1})])}),
+    "small_n_thinning_unreliable": dict(problems=UNRELIABLE, max_evals=400, variants={
+        "every_step": ({}, []),
+        "thinned": ({}, ["--fit", json.dumps({"incremental_from": 1, "refit_growth": 0.1})])}),
 }
 
 
