@@ -65,8 +65,9 @@ the reference on the same seeds, through ``experiments/studies/robust.py``.
   Borehole, at most 60 evaluations (other fits, so the runs part early);
   ``lbfgs_once_unreliable``: the same on the unreliable suite.
 * ``small_n_thinning``: the thinned refit schedule from the first BO step with every refit
-  running every start (``fit.incremental_from = 1``, ``fit.refit_growth = 0.1``: a full
-  refit each time the data grow by a tenth, appends between) against the default schedule
+  below ``fit.warm_from`` running every start (``fit.incremental_from = 1`` at the default
+  ``fit.refit_growth = 0.05``: a full refit each time the data grow by 5 %, appends
+  between) against the schedule before it
   (a full refit at every step below 500 observations): the default rule on Currin,
   Hartmann-3 and Borehole at robust.py's paper budgets, at most 400 evaluations (no cap
   binds); ``small_n_thinning_unreliable``: the same on the unreliable suite.
@@ -146,14 +147,14 @@ STUDIES = {
     # lbfgs with its zoom line search (the code before, a worktree)
     "lbfgs_once": _code_before(PAPER, "2afe2f5", "zoom", "once"),
     "lbfgs_once_unreliable": _code_before(UNRELIABLE, "2afe2f5", "zoom", "once"),
-    # full refits only when the data have grown by a tenth, from the first BO step, against
-    # the default's every-step refits below 500 observations
+    # full refits only when the data have grown by 5 %, from the first BO step, against
+    # every-step refits below 500 observations
     "small_n_thinning": dict(problems=PAPER, max_evals=400, variants={
-        "every_step": ({}, []),
-        "thinned": ({}, ["--fit", json.dumps({"incremental_from": 1, "refit_growth": 0.1})])}),
+        "every_step": ({}, ["--fit", json.dumps({"incremental_from": 500})]),
+        "thinned": ({}, ["--fit", json.dumps({"incremental_from": 1})])}),
     "small_n_thinning_unreliable": dict(problems=UNRELIABLE, max_evals=400, variants={
-        "every_step": ({}, []),
-        "thinned": ({}, ["--fit", json.dumps({"incremental_from": 1, "refit_growth": 0.1})])}),
+        "every_step": ({}, ["--fit", json.dumps({"incremental_from": 500})]),
+        "thinned": ({}, ["--fit", json.dumps({"incremental_from": 1})])}),
 }
 
 

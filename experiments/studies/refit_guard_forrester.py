@@ -13,9 +13,10 @@ the paper's levers, twice per seed:
 * ``unguarded``: the thinned schedule from the first BO step (``incremental_from = 1``,
   ``refit_growth = 0.25``, ``warm_from = 1``: a warm-only refit each time the data grow
   by a quarter, one with every start only after (1.25)^cold_every, appends between);
-* ``full_10`` / ``full_25``: thinned from the first BO step, but every refit runs every
-  start (``incremental_from = 1``, ``refit_growth = 0.1`` / ``0.25``, ``warm_from`` left
-  at 500): a full refit each time the data grow by a tenth / a quarter, appends between.
+* ``full_05`` / ``full_10`` / ``full_25``: thinned from the first BO step, but every
+  refit runs every start (``incremental_from = 1``, ``refit_growth = 0.05`` / ``0.1`` /
+  ``0.25``, ``warm_from`` left at 500): a full refit each time the data grow by 5 %, a
+  tenth or a quarter, appends between.
 
 ``--variants`` chooses which run (``guarded`` always does: it is the reference); each
 other variant is compared with it, paired by seed.
@@ -50,6 +51,7 @@ from mumbo_jax.benchmarks import problems, tasks  # noqa: E402
 VARIANTS = {
     "guarded": {},
     "unguarded": {"incremental_from": 1, "refit_growth": 0.25, "warm_from": 1},
+    "full_05": {"incremental_from": 1, "refit_growth": 0.05},
     "full_10": {"incremental_from": 1, "refit_growth": 0.1},
     "full_25": {"incremental_from": 1, "refit_growth": 0.25},
 }
