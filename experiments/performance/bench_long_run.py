@@ -21,7 +21,8 @@ The amortised cost of a step follows from the schedule (``fit.refit_growth`` g,
 
     amortised = step + warm / (g n) + (cold - warm) / (((1 + g)^c - 1) n)
 
-(below ``fit.incremental_from`` every step refits with every start: amortised = the
+(below ``fit.warm_from`` every refit of the thinned schedule runs every start:
+amortised = step + cold / (g n); below ``fit.incremental_from`` every step refits with every start: amortised = the
 step's decision + cold). Beside it, the schedule before the thinned refits (every step a
 refit: warm-only from ``fit.warm_from`` with every ``fit.cold_every``-th one a full refit,
 amortised the same way; else every start) for the ratio. Prints the table
@@ -108,7 +109,9 @@ def bench_n(task, settings, x, z, y, n, steps):
             step_walls.append(wall), step_fits.append(fit)
     step = statistics.median(step_walls)
     g, c = f.refit_growth, f.cold_every
-    if refits.incremental(settings, n):
+    if refits.incremental(settings, n) and (not f.warm_from or n < f.warm_from):
+        amortised = step + cold_fit / (g * n)  # below warm_from every refit of the schedule is a full one
+    elif refits.incremental(settings, n):
         amortised = step + warm_fit / (g * n) + max(cold_fit - warm_fit, 0.0) / (((1 + g) ** c - 1) * n)
     else:
         amortised = cold_wall
