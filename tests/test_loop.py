@@ -1,5 +1,6 @@
 """Both drivers on every rule (tiny budgets), their agreement, and the compiled history."""
 
+import functools
 import time
 
 import jax
@@ -125,8 +126,10 @@ def test_lockstep_batching_and_a_refit_schedule_agree_with_ask_tell():
     np.testing.assert_allclose(np.stack([x for x, _ in chosen]), runs["map"].x[1], rtol=0, atol=X_TOL)
 
 
+@functools.lru_cache(maxsize=None)
 def _forrester_design_buffers():
-    """``(task, buffers)``: Forrester's initial design (seed 0), evaluated, in 32 rows."""
+    """``(task, buffers)``: Forrester's initial design (seed 0), evaluated, in 32 rows (made
+    once: the fit tests below share its task and buffers, so their programs compile once)."""
     prob = problems.get_problem("forrester")
     task = tasks.problem_task(prob)
     x, z = stages.initial_design(task, jax.random.PRNGKey(0))
@@ -162,16 +165,31 @@ def test_cold_restarts_follow_the_schedule():
     assert [bool(traced(k, 150)) for k in range(0, 12, 2)] == [True, False, False, True, False, False]
 
 
+@functools.lru_cache(maxsize=None)
+def _by_hand_program(task):
+    """The warm start's L-BFGS by hand, compiled once for every start, step, iteration cap
+    and ftol (all traced; L-BFGS takes a traced cap and tolerances)."""
+    @jax.jit
+    def run(b, start, s, iters, ftol):
+        scaling = stages.models.make_scaling(task.spec, b.y, b.mask)
+        objective = lambda p: stages.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
+        at = lambda u: jax.tree_util.tree_map(lambda a, v: a + s * v, start, u)
+        zero = jax.tree_util.tree_map(jnp.zeros_like, start)
+        u, _ = stages.fitting.lbfgs(lambda u: objective(at(u)), zero, iters, 1e-5 * s, ftol)
+        return at(u)
+
+    return run
+
+
 def _warm_start_by_hand(task, b, start, iters, ftol=0.0, step=None):
     """The warm start's L-BFGS run by hand in the coordinates ``start + s u`` from u = 0
     (s = fitting.WARM_STEP, fit_from's step_scale): ``(params, objective)``."""
     scaling = stages.models.make_scaling(task.spec, b.y, b.mask)
     objective = lambda p: stages.fitting.neg_log_marginal(task.spec, p, scaling, b.x, b.z, b.y, b.mask)
     s = stages.fitting.WARM_STEP if step is None else step
-    at = lambda u: jax.tree_util.tree_map(lambda a, v: a + s * v, start, u)
-    zero = jax.tree_util.tree_map(jnp.zeros_like, start)
-    u, _ = jax.jit(lambda: stages.fitting.lbfgs(lambda u: objective(at(u)), zero, iters, 1e-5 * s, ftol))()
-    return at(u), objective
+    params = _by_hand_program(task)(b, start, jnp.asarray(s, jnp.float64), jnp.asarray(iters, jnp.int32),
+                                    jnp.asarray(ftol, jnp.float64))
+    return params, objective
 
 
 def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
@@ -179,33 +197,43 @@ def test_a_warm_refit_runs_the_warm_start_alone_for_warm_iter_iterations():
     # a warm start away from the defaults, so that the cold starts differ from it
     params = stages.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, stages.models.default_params(task.spec)))
     key = jax.random.PRNGKey(3)
-    three = with_(FAST, fit={"restarts": 3, "max_iter": 20, "warm_iter": 4, "warm_ftol": 0.0})
-    warm = stages.fit_stage(three, task, b, params, key, True, False)  # the warm start, 4 iterations
-    alone, _ = _warm_start_by_hand(task, b, params, 4)
-    plain = stages.fit_stage(with_(FAST, fit={"restarts": 1, "max_iter": 4}), task, b, params, key, True, True)
-    cold = stages.fit_stage(three, task, b, params, key, True, True)
+    # FAST's fit (2 restarts of 30 iterations, warm_iter 5): the program of the test above
+    # (warm_ftol is traced); warm_ftol 0, so the warm start runs all its iterations
+    two = with_(FAST, fit={"warm_ftol": 0.0})
+    assert (two.fit.restarts, two.fit.max_iter, two.fit.warm_iter) == (2, 30, 5)
+    warm = stages.fit_stage(two, task, b, params, key, True, False)  # the warm start, 5 iterations
+    alone, _ = _warm_start_by_hand(task, b, params, 5)
+    plain, _ = _warm_start_by_hand(task, b, params, 5, step=1.0)  # L-BFGS from the start, a unit first step
+    cold = stages.fit_stage(two, task, b, params, key, True, True)
     nlml = lambda p: float(stages.fitting.neg_log_marginal(task.spec, p, warm.scaling, b.x, b.z, b.y, b.mask))
     for name in params:  # the same single L-BFGS run, its first step WARM_STEP long
         np.testing.assert_allclose(np.asarray(warm.params[name]), np.asarray(alone[name]), rtol=1e-10)
-    # a full refit's start is the plain run (a unit first step): another path from the same start
-    assert not np.allclose(np.asarray(plain.params["log_ls"]), np.asarray(warm.params["log_ls"]), rtol=1e-6)
-    assert nlml(cold.params) <= nlml(warm.params) + 1e-9  # the best of three includes the warm start
+    # a full refit's start runs plain L-BFGS (a unit first step): another path from the same start
+    assert not np.allclose(np.asarray(plain["log_ls"]), np.asarray(warm.params["log_ls"]), rtol=1e-6)
+    assert nlml(cold.params) <= nlml(warm.params) + 1e-9  # the best of two includes the warm start
     assert nlml(warm.params) < nlml(params)
 
 
 def test_a_warm_refit_stops_when_an_iteration_gains_under_warm_ftol():
     task, b = _forrester_design_buffers()
     key = jax.random.PRNGKey(3)
-    start = stages.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, stages.models.default_params(task.spec)))
-    settings = lambda ftol: with_(FAST, fit={"restarts": 2, "max_iter": 30, "warm_iter": 30, "warm_ftol": ftol})
+    # a start near the optimum (30 iterations from the start of the test above, moved by 0.1),
+    # where the gains fall under warm_ftol = 1e-3 within FAST's 5 warm iterations: FAST's fit
+    # program (2 restarts of 30 iterations, warm_iter 5; warm_ftol is traced), which the tests
+    # above compiled, and the by-hand program of the test above
+    away = stages.as_params(jax.tree_util.tree_map(lambda a: a + 0.7, stages.models.default_params(task.spec)))
+    near, _ = _warm_start_by_hand(task, b, away, 30)
+    start = stages.as_params(jax.tree_util.tree_map(lambda a: a + 0.1, near))
+    settings = lambda ftol: with_(FAST, fit={"warm_ftol": ftol})
+    assert (FAST.fit.restarts, FAST.fit.max_iter, FAST.fit.warm_iter) == (2, 30, 5)
     tested = stages.fit_stage(settings(1e-3), task, b, start, key, True, False)
     untested = stages.fit_stage(settings(0.0), task, b, start, key, True, False)
-    alone, objective = _warm_start_by_hand(task, b, start, 30, 1e-3)  # the warm start with the same test
-    full, _ = _warm_start_by_hand(task, b, start, 30)
+    alone, objective = _warm_start_by_hand(task, b, start, 5, 1e-3)  # the warm start with the same test
+    full, _ = _warm_start_by_hand(task, b, start, 5)
     for name in start:
         np.testing.assert_allclose(np.asarray(tested.params[name]), np.asarray(alone[name]), rtol=1e-8)
         np.testing.assert_allclose(np.asarray(untested.params[name]), np.asarray(full[name]), rtol=1e-8)
-    # the test stopped it early: the 30 iterations went further
+    # the test stopped it early: the 5 iterations went further
     assert float(objective(full)) < float(objective(alone)) - 1e-6
     # a full refit ignores warm_ftol
     cold = [stages.fit_stage(settings(f), task, b, start, key, True, True).params for f in (1e-3, 0.0)]
