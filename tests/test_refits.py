@@ -41,6 +41,27 @@ def test_plan_refits_every_step_below_incremental_from_and_thins_above():
                                                                                                False, True]
 
 
+def test_plan_thinned_from_the_first_step_runs_every_start_below_warm_from():
+    """incremental_from = 1: refits only when the data grew by refit_growth, from the first
+    BO step; below warm_from each of them runs every start (the guard against the
+    Forrester basin that warm-only refits at small n fell into), above it the warm ones."""
+    s = BOSettings(fit=FitSettings(refit_growth=0.05, incremental_from=1, warm_from=500, cold_every=10))
+    sched, refit_ns, cold_ns = refits.Schedule(), [], []
+    for k, n in enumerate(range(18, 1001)):
+        refit, cold, append = refits.plan(s, k, n, sched)
+        assert refit != append
+        refit_ns += [n] if refit else []
+        cold_ns += [n] if refit and cold else []
+        sched = refits.after(sched, n, refit, cold, append)
+    small = [n for n in refit_ns if n < 500]
+    assert small[0] == 18 and all(n in cold_ns for n in small)  # every refit below warm_from is a full one
+    assert all(b >= 1.05 * a and b <= 1.05 * a + 1 for a, b in zip(small, small[1:]))  # on 5 % growth, no later
+    # at most log(500 / 18) / log(1.05) = 68 refits below 500 (fewer: n is a whole number, so a
+    # step grows by 5 % or more) instead of 482 every-step ones
+    assert 55 <= len(small) <= 69
+    assert any(n not in cold_ns for n in refit_ns if n >= 500)  # warm-only refits from warm_from
+
+
 def test_out_of_range_schedule_settings_name_the_field():
     with pytest.raises(ValueError, match="refit_growth"):
         FitSettings(refit_growth=-0.1)
