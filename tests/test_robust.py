@@ -228,17 +228,19 @@ def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_str
     corners = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     x_q = corners[np.argmax(np.sum((corners - x_sf) ** 2, axis=1))]  # far from the target-only choice
     prop = optimize.Proposal(jnp.asarray(x_q), jnp.asarray(1.0), jnp.asarray(1.0), jnp.asarray(1.0))
-    rho2 = float(robust.explained(post, task.target, jnp.asarray(x_q)[None], jnp.asarray([1]), jnp.asarray(x_sf))[0])
+    rho2 = float(jax.jit(robust.explained)(post, task.target, jnp.asarray(x_q)[None], jnp.asarray([1]),
+                                           jnp.asarray(x_sf))[0])  # one program, not op by op
     assert rho2 < robust.MIN_EXPLAINED  # so only trust can let it through
     # the context is closed over (its options and maximiser settings are static), the proposal traced
-    guard = jax.jit(lambda p, **knobs: robust.guard(ctx, p, **knobs),
-                    static_argnames=("share", "min_explained", "target_rule", "trust"))
-    off = guard(prop)
+    off = jax.jit(lambda p: robust.guard(ctx, p))(prop)  # the default, trust None
     assert not np.allclose(np.asarray(off.x), x_q)  # without trust: vetoed
-    on = guard(prop, trust=0.5)
+    # a set trust is a threshold on the advantage (advantage >= trust): traced, so that both
+    # thresholds below run one compiled guard
+    trusting = jax.jit(lambda p, trust: robust.guard(ctx, p, trust=trust))
+    on = trusting(prop, jnp.asarray(0.5))
     np.testing.assert_allclose(np.asarray(on.x), x_q)
     assert int(on.z) == 1
-    beyond = guard(prop, trust=advantage + 1.0)  # evidence below the threshold: vetoed as before
+    beyond = trusting(prop, jnp.asarray(advantage + 1.0))  # evidence below the threshold: vetoed as before
     np.testing.assert_allclose(np.asarray(beyond.x), np.asarray(off.x))
     with pytest.raises(ValueError, match="trust"):
         robust.robust(rules.RULES["mumbo"], name="x", trust=-1.0)
