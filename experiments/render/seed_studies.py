@@ -22,6 +22,8 @@ STUDY_LABELS["polish_once"] = STUDY_LABELS["polish_once_unreliable"] = {
     "before": "the code before", "once": "each point once, direct forms to 128 rows"}
 STUDY_LABELS["lbfgs_once"] = STUDY_LABELS["lbfgs_once_unreliable"] = {
     "zoom": "optax's L-BFGS (zoom line search)", "once": "the objective compiled once"}
+STUDY_LABELS["small_n_thinning"] = STUDY_LABELS["small_n_thinning_unreliable"] = {
+    "every_step": "a full refit every step below 500", "thinned": "full refits on 5 % growth"}
 
 
 def render_paired_seed_study(root, study):
