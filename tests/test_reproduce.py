@@ -41,3 +41,26 @@ def test_a_fresh_record_reproduces_and_a_changed_one_does_not(tmp_path):
     differs = _run([STUDIES / "reproduce.py", changed], tmp_path)
     assert differs.returncode == 1
     assert "DIFFERS: evaluation 2 at fidelity" in differs.stdout
+
+
+def test_the_levers_a_record_names_rebuild_its_settings(tmp_path):
+    """reproduce.settings_of inverts robust._levers (one table for both): the settings
+    rebuilt from a record's levers record the same levers, the refit schedule included
+    where it is not the default (a subprocess: robust.py sets process-wide XLA flags)."""
+    code = """
+import sys; sys.path.insert(0, sys.argv[1])
+import robust, reproduce
+from mumbo_jax.bo.settings import BOSettings
+cases = [{}, {"fit": {"incremental_from": 1}}, {"fit": {"refit_growth": 0.1, "warm_from": 0}},
+         {"maximiser": {"n_candidates": 500, "polish_steps": 15, "gradient": "differences"}, "fit": {"max_iter": 30}}]
+for case in cases:
+    levers = robust._levers(BOSettings(**case))
+    maximiser, fit = reproduce.settings_of({"levers": levers})
+    again = robust._levers(BOSettings(maximiser=maximiser, fit=fit))
+    assert again == levers, (case, levers, again)
+assert "fit_incremental_from" not in robust._levers(BOSettings())  # old records still extend
+assert robust._levers(BOSettings(fit={"incremental_from": 1}))["fit_incremental_from"] == 1
+print("ok")
+"""
+    done = _run(["-c", code, STUDIES], tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

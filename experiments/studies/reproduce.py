@@ -25,18 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import robust as study  # noqa: E402
 
-MAXIMISER = {"n_candidates": "n_candidates", "n_polish_steps": "polish_steps", "boundary_frac": "boundary_frac",
-             "local_frac": "local_frac", "polish_gradient": "gradient"}
-FIT = {"fit_max_iter": "max_iter", "fit_restarts": "restarts", "fit_warm_from": "warm_from",
-       "fit_cold_every": "cold_every", "fit_warm_iter": "warm_iter"}
-
-
 def settings_of(record: dict) -> tuple[dict, dict]:
-    """``(maximiser, fit)`` fields that rebuild the record's levers (its flat names)."""
-    levers = record["levers"]
-    maximiser = {new: levers[old] for old, new in MAXIMISER.items() if old in levers}
-    fit = {new: levers[old] for old, new in FIT.items() if old in levers}
-    return maximiser, fit
+    """``(maximiser, fit)`` fields that rebuild the record's levers (its flat names,
+    :data:`robust.ALL_LEVERS`)."""
+    levers, out = record["levers"], {"maximiser": {}, "fit": {}}
+    for flat, (rec, field) in study.ALL_LEVERS.items():
+        if flat in levers:
+            out[rec][field] = levers[flat]
+    # a record without the warm-refit levers ran with warm refits off (robust._levers omits
+    # them exactly then)
+    out["fit"].setdefault("warm_from", 0)
+    return out["maximiser"], out["fit"]
 
 
 def compare(old: dict, new: dict, rtol: float) -> str | None:

@@ -139,14 +139,33 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
             "wall_s": wall, "xla_flags": os.environ.get("XLA_FLAGS"), "seeds": out}
 
 
+# the shared levers under the flat names the study's files have always used: flat name ->
+# (settings record, field). reproduce.py rebuilds a record's settings from the same table.
+LEVERS = {"n_candidates": ("maximiser", "n_candidates"), "n_polish_steps": ("maximiser", "polish_steps"),
+          "fit_max_iter": ("fit", "max_iter"), "fit_restarts": ("fit", "restarts"),
+          "boundary_frac": ("maximiser", "boundary_frac"), "local_frac": ("maximiser", "local_frac"),
+          "polish_gradient": ("maximiser", "gradient")}
+WARM_LEVERS = {"fit_warm_from": ("fit", "warm_from"), "fit_cold_every": ("fit", "cold_every"),
+               "fit_warm_iter": ("fit", "warm_iter")}  # recorded where warm refits are on
+SCHEDULE_LEVERS = {"fit_refit_growth": ("fit", "refit_growth"),
+                   "fit_incremental_from": ("fit", "incremental_from")}  # recorded where not the default
+ALL_LEVERS = {**LEVERS, **WARM_LEVERS, **SCHEDULE_LEVERS}
+
+
 def _levers(settings) -> dict:
-    """The shared levers under the flat names the study's files have always used."""
-    m, f = settings.maximiser, settings.fit
-    return {"n_candidates": m.n_candidates, "n_polish_steps": m.polish_steps, "fit_max_iter": f.max_iter,
-            "fit_restarts": f.restarts, "boundary_frac": m.boundary_frac, "local_frac": m.local_frac,
-            "polish_gradient": m.gradient,
-            **({"fit_warm_from": f.warm_from, "fit_cold_every": f.cold_every, "fit_warm_iter": f.warm_iter}
-               if f.warm_from else {})}
+    """The shared levers under their flat names (:data:`LEVERS`): the warm-refit ones where
+    ``fit.warm_from`` is set, the refit schedule's where it is not the default (so that
+    records written before these were recorded still extend)."""
+    from mumbo_jax.bo.settings import BOSettings
+
+    default = BOSettings()
+    value = lambda s, rec, field: getattr(getattr(s, rec), field)
+    out = {flat: value(settings, *where) for flat, where in LEVERS.items()}
+    if settings.fit.warm_from:
+        out.update({flat: value(settings, *where) for flat, where in WARM_LEVERS.items()})
+    out.update({flat: value(settings, *where) for flat, where in SCHEDULE_LEVERS.items()
+                if value(settings, *where) != value(default, *where)})
+    return out
 
 
 def _combined_best(x0, z0, xs, zs, target_z, score):
