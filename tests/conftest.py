@@ -10,6 +10,23 @@ from mumbo_jax.run.cli import deterministic_xla_flags  # noqa: E402 (imports no 
 
 deterministic_xla_flags()
 
+# ---------------------------------------------------------------- one BLAS thread per process
+# numpy's and scipy's OpenBLAS start a thread per core. With two test processes on CI's two
+# cores (and the tests' subprocesses beside them) its threads wait on each other: an
+# iteration of scipy's L-BFGS-B on a 6-d problem took 5 ms, and the multistart references
+# ran 7x slower than with one thread (measured on the 2-core machine under load:
+# tests/test_problems.py's 40 hartmann6 starts, 8.6 s -> 1.2 s). The references' matrices
+# are small, so one thread loses nothing. numpy is already loaded here (pytest's plugins
+# import it), so the limit is set through threadpoolctl (scikit-learn, of the test extra,
+# depends on it); the subprocesses the tests start read the variable.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+try:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+except ImportError:  # the variable alone: effective only where numpy is not loaded yet
+    pass
+
 import jax
 
 # The numerical core is written for float64 (see README, "Precision").
