@@ -91,6 +91,7 @@ def cli(args, cwd, site):
                           text=True, timeout=900)
 
 
+@pytest.mark.tutorial  # the page's worked example, run as written (about 95 s): CI runs it with the tutorials
 def test_the_worked_example_runs_through_run_and_compare(tmp_path):
     page = blocks()
     assert set(page) == {"my_problems.py", "pyproject.toml", "run.toml", "compare.toml"}

@@ -138,6 +138,9 @@ def _case(i, block):
     return pytest.param(i, id=f"block{i}", marks=marks)
 
 
+# each block is a fresh process that compiles a whole run (50-110 s on a loaded 2-core machine):
+# CI runs them with the tutorials, after the docs build (`.ci/run`: pytest -m tutorial)
+@pytest.mark.tutorial
 @pytest.mark.parametrize("i", [_case(i, b) for i, b in enumerate(BLOCKS)])
 def test_readme_block_runs_in_float64_and_prints_what_it_says(i, tmp_path):
     lines, x64 = run_block(BLOCKS[i], tmp_path)
