@@ -33,8 +33,7 @@ PAGES = [
      "real_tasks_svm.md"),
     ("real_tasks", "ei", ["mumbo", "mt_ei"], ["fastcv_svm"], {("fastcv_svm_cv", "ei"): ("fastcv_svm", "ei")}, 20,
      None, None, "real_tasks_fastcv.md"),
-    ("trust_pilot", "robust_trust3", ["robust", "ei"], None, None, 25, "RESULTS.md", "trust-pilot-summary",
-     "trust_pilot.md"),
+    ("trust_pilot", "robust_trust3", ["robust", "ei"], None, None, 25, None, None, "trust_pilot.md"),
 ]
 
 
