@@ -44,8 +44,9 @@ def test_summaries_and_reports_are_rendered_from_the_committed_data(data, ref, b
     path = ROOT / "data" / data
     if not any(path.glob("*__*.json")):
         pytest.skip("no study data committed")
-    detail, summary, _, _ = rr.analyse(rr.load(path, only, relabel, seeds), ref, baselines)
-    assert (ROOT / "docs" / "results" / md).read_text() == rr.report_text(detail, summary), (
+    runs = rr.load(path, only, relabel, seeds)
+    detail, summary, _, _ = rr.analyse(runs, ref, baselines)
+    assert (ROOT / "docs" / "results" / md).read_text() == rr.report_text(detail, summary, runs), (
         f"stale: docs/results/{md} (RESULTS.md and docs/results/real_tasks.md give the commands)")
     if page:
         text = (ROOT / "docs" / page).read_text()
@@ -81,6 +82,13 @@ def _holm(ps):
         run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
         out[i] = run
     return out
+
+
+def test_the_report_names_the_code_of_every_seed():
+    seeds = [dict(_seed(i, [0, 1], [1, 0]), code=c) for i, c in enumerate(["abc123", "abc123", "def456-dirty"])]
+    runs = {"p": {"robust": {"seeds": seeds[:2]}, "ei": {"seeds": seeds[2:] + [_seed(3, [0, 1], [1, 0])]}}}
+    line = rr.provenance(runs)
+    assert "abc123 (2 seeds), def456-dirty (1 seeds), unrecorded (1 seeds)" in line
 
 
 def test_checkpoint_values_carry_seeds_that_stopped_early():
