@@ -147,6 +147,57 @@ def _state(task, bench, x, z, n_design):
 
 @pytest.mark.slow  # ~18 s of the default run; the bound at every step of a robust run stays in CI
 # (test_a_robust_run_keeps_its_spend_bound_and_target_choices)
+def _dense_joint_diff(spec, post, params, x, z, keep, xa, xb):
+    """Mean and sd of g(xa) - g(xb) given rows ``keep`` (standardised units, dense numpy)."""
+    n = len(z)
+    noise = np.asarray(post.noise)[z]
+    full = _full_gram(spec, post.scaling, params, np.concatenate([x, [xa, xb]]), np.r_[z, 0, 0])
+    k = full[np.ix_(keep, keep)] + np.diag(noise[keep])
+    ks = full[np.ix_(keep, [n, n + 1])]
+    w = np.linalg.solve(k, ks)
+    mu = w.T @ np.asarray(post.y)[keep]
+    cov = full[n:, n:] - ks.T @ w
+    return mu[0] - mu[1], np.sqrt(max(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1], 0.0))
+
+
+@pytest.mark.parametrize("log_noise", [-9.0, -1.0])
+def test_robust_falls_back_to_the_best_observed_target_point_unless_both_models_are_sure(log_noise):
+    """Where the noise is large the models' means reorder the target observations: the
+    fallback keeps the best observed point unless the multi-fidelity model and the
+    target-only one are both sure (SAFE_SD sd of the difference) the best mean is better."""
+    spec, params, x, z, y, mask, _ = _setup(seed=4, n=22)
+    params = dict(params, log_noise=jnp.full(2, log_noise))
+    post = _condition(spec, params, jnp.asarray(x), jnp.asarray(z), jnp.asarray(y), jnp.asarray(mask))
+    target = posterior.target_fidelity(0)
+    model, sf = post, reliability.target_only(post, target)
+    scale, scale_sf = (float(jax.jit(incumbent.interval_scale)(m, target)) for m in (model, sf))
+    i, _ = jax.jit(incumbent._measured_best_row)(model, sf, target, scale, scale_sf)
+    real = np.flatnonzero(mask > 0)
+    on = real[z[real] == 0]
+    ys = np.asarray(post.y)
+    i_obs = on[np.argmax(ys[on])]
+    mu_rows = np.asarray(jax.jit(moments.target_moments)(post, jnp.asarray(x[on]), target)[0])
+    i_mean = on[np.argmax(mu_rows)]
+    sure = i_mean != i_obs
+    for keep, widen in ((real, scale), (on, scale_sf)):
+        d, sd = _dense_joint_diff(spec, post, params, x, z, keep, x[i_mean], x[i_obs])
+        sure &= d > incumbent.SAFE_SD * sd * widen
+    assert int(i) == (i_mean if sure else i_obs)
+    if log_noise == -1.0:  # the case the fallback exists for: the means reorder the observations
+        assert i_mean != i_obs
+    # calibrated, the interval at a measured x reaches the value observed there
+    rec = jax.jit(incumbent._recommend_robust, static_argnums=4)
+    bounds = jnp.asarray([[0.0, 1.0]] * 2)
+    (xr, mu, sd), (_, _, sd_model) = (rec(post, target, bounds, jnp.asarray(x), c) for c in (True, False))
+    measured = np.flatnonzero(np.all(np.abs(x - np.asarray(xr)) < 1e-12, axis=1))
+    assert measured.size or log_noise == -9.0  # the bent model's case is a measured x (checked: it is)
+    if measured.size:
+        noise_sd = np.sqrt(float(post.noise[0])) * float(post.scaling.y_scale)
+        assert abs(y[measured[0]] - float(mu)) + incumbent.Z95 * noise_sd <= incumbent.Z95 * float(sd) * (1 + 1e-9)
+        assert float(sd) >= float(sd_model) * scale * (1 - 1e-12)
+    assert np.isfinite(float(mu)) and np.isfinite(float(sd))
+
+
 def test_guard_spends_no_more_than_its_share(currin):
     pb, task, bench = currin
     rng = np.random.default_rng(0)
@@ -166,8 +217,9 @@ def test_robust_recommendation_is_a_measured_point_or_a_confident_one(currin):
     state = _state(task, bench, np.concatenate([x0, x0]), np.r_[np.zeros(5), np.ones(5)].astype(int), 10)
     post, _ = stages.decide(BOSettings(strategy="mumbo", **FAST), task, state, jax.random.PRNGKey(0))
     x, mu, sd = stages.recommend(task, post, state.buffers.x, "robust", False)
-    model, _, _ = jax.jit(reliability.better_model)(post, task.target)
-    i, best = jax.jit(incumbent.incumbent_by_rule, static_argnums=2)(model, task.target, "target")
+    model, _, sf = jax.jit(reliability.better_model)(post, task.target)
+    scales = [jax.jit(incumbent.interval_scale)(m, task.target) for m in (model, sf)]
+    i, best = jax.jit(incumbent._measured_best_row)(model, sf, task.target, *scales)
     measured = np.any(np.all(np.abs(np.asarray(state.buffers.x[:5]) - np.asarray(x)) < 1e-12, axis=1))
     if not measured:  # a jump needs the lower bound (sd widened by the model's own scale) above the best
         scale = float(jax.jit(incumbent.interval_scale)(model, task.target))

@@ -31,8 +31,13 @@ Rules (``BOSettings.recommendation.rule``; ``"robust"`` is the default, ``"globa
   posterior mean of g over the box where the lower bound ``mu_g - ROBUST_SD sd_g`` (sd
   widened by :func:`interval_scale`) under that model AND under the target-only model
   beats the better model's mean at the best x measured AT the target, else that
-  measured x; the mean and interval are the better model's. It can still be worse than
-  a measured target point (where both models are wrong; docs/RESULTS.md gives how often);
+  measured x. The best measured x is the one with the best observed value, unless both
+  models are sure (:data:`SAFE_SD` sd of the difference) that the x with the best
+  posterior mean is better: a model's mean need not keep the order of noiseless
+  observations. The mean and interval are the better model's; calibrated, the interval
+  at a measured x is widened, where needed, to reach the value observed there (plus
+  :data:`Z95` noise sd). It can still be worse than a measured target point (where both
+  models are wrong, or the observations are noisy; docs/RESULTS.md gives how often);
   single-fidelity targets.
 * ``"global_guard"``: ``"global"``'s maximiser only where its lower bound
   ``mu_g - SAFE_SD sd_g`` (sd widened by :func:`interval_scale`) clears the posterior mean
@@ -67,11 +72,12 @@ from mumbo_jax.gp import marginal, moments, posterior, reliability
 
 __all__ = ["IncumbentRule", "INCUMBENT_RULES", "GLOBAL_RULES", "register", "unregister", "check_incumbent_rule",
            "LCB_SD", "GLOBAL_SEARCH", "N_ANCHORS", "at_target", "incumbent_by_rule", "best_inputs",
-           "interval_scale", "recommend", "SAFE_SD", "ROBUST_SD"]
+           "interval_scale", "recommend", "SAFE_SD", "ROBUST_SD", "Z95"]
 
 LCB_SD = 2.0  # the lcb rule's width in posterior sd
 SAFE_SD = 2.0  # "global_safe": the margin, in sd of the difference, the maximiser must clear
 ROBUST_SD = 1.0  # "robust": the global maximiser's lower bound mu - ROBUST_SD sd must clear the measured best
+Z95 = 1.959963984540054  # the 95 % two-sided normal quantile: the shown interval is mean +- Z95 sd
 # the "global" rule's search for the maximiser of the posterior mean of g: candidates,
 # polished starts, Adam steps, step size, share of candidates around the 4 best evaluated x
 GLOBAL_SEARCH = dict(n_candidates=1000, n_starts=8, n_steps=40, learning_rate=0.03, boundary_frac=0.0,
@@ -256,12 +262,36 @@ def _recommend_global(post, target, bounds, rows_x, calibrate, *, row, width=0.0
     return _moments_at(post, target, x, scale, calibrate)
 
 
+def _measured_best_row(model, sf, target, scale, scale_sf):
+    """``(index, mean)``: the row measured AT the target with the best observed value,
+    or the one with the best posterior mean under ``model`` where ``model`` and the
+    target-only ``sf`` are both sure it is better (their means differ by more than
+    :data:`SAFE_SD` sd of the difference, each sd widened by its ``scale``). A model
+    that smooths noiseless target values (an ICM bent by a misleading cheap source)
+    reorders them; the observation stands unless the data say otherwise."""
+    on = at_target(model, target)
+    valid = jnp.where(jnp.any(on), on, model.mask > 0)
+    i_obs = jnp.argmax(jnp.where(valid, model.y, -jnp.inf))
+    i_mean, _ = _best_row(model, target, only_target=True)
+    x = posterior.evaluated_inputs(model)
+    pair = jnp.stack([x[i_mean], x[i_obs]])
+
+    def sure(m, widen):
+        mu2, cov2 = moments.target_joint(m, pair, target)
+        sd_diff = jnp.sqrt(jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)) * widen
+        return mu2[0] - mu2[1] > SAFE_SD * sd_diff
+
+    i = jnp.where(sure(model, scale) & sure(sf, scale_sf), i_mean, i_obs)
+    mu, _ = moments.target_moments(model, x[i][None], target)
+    return i, mu[0]
+
+
 def _recommend_robust(post, target, bounds, rows_x, calibrate):
     """The ``"robust"`` rule of :func:`recommend` (see the module docstring)."""
     model, _, sf = reliability.better_model(post, target)
-    i, best = _row_target(model, target)  # the best mean among the x measured at the target
+    scale, scale_sf = interval_scale(model, target), interval_scale(sf, target)
+    i, best = _measured_best_row(model, sf, target, scale, scale_sf)
     x = rows_x[i]
-    scale = interval_scale(model, target)
     score = jax.tree_util.Partial(_score_of_g, model, target, 0.0)
     found = optimize.maximise(jax.random.PRNGKey(0), score, bounds, optimize.discrete_fidelities([1.0]),
                               anchors=best_inputs(model, target, N_ANCHORS), **GLOBAL_SEARCH)
@@ -271,11 +301,18 @@ def _recommend_robust(post, target, bounds, rows_x, calibrate):
 
     # both models must be sure: an ICM that fits a cheap source as decisive can be
     # confidently wrong where the target was never measured, as its own LOO may not show
-    sure = (lower_bound(model, scale) > best) & (lower_bound(sf, interval_scale(sf, target)) > best)
+    sure = (lower_bound(model, scale) > best) & (lower_bound(sf, scale_sf) > best)
     x = jnp.where(sure, found.x, x)
     mu, var = moments.target_moments(model, x[None], target)
     sd = jnp.sqrt(jnp.maximum(var[0], 0.0))
-    return x, mu[0], sd * scale if calibrate else sd
+    if not calibrate:
+        return x, mu[0], sd
+    # at a measured x the interval also reaches the value observed there (with its noise):
+    # a model bent by a misleading source can be sure of a mean its own observation refutes
+    y_obs = model.y[i] * model.scaling.y_scale + model.scaling.y_mean
+    noise_sd = jnp.sqrt(model.noise[posterior.noise_index(model.spec, model.z[i].astype(jnp.int32))]) * model.scaling.y_scale
+    reach = (jnp.abs(y_obs - mu[0]) + Z95 * noise_sd) / Z95
+    return x, mu[0], jnp.where(sure, sd * scale, jnp.maximum(sd * scale, reach))
 
 
 # --------------------------------------------------------------------------- the table
