@@ -67,7 +67,20 @@ def audit(problem: str, strategy: str, rule: str, seeds: list[int], figures: boo
             counts["measured_not_best"] += bool(measured and r > best + 1e-12)
         finals.append(float(h.regret[i, n]))
     return {"problem": problem, "strategy": strategy, "rule": rule, "seeds": seeds, "counts": counts,
-            "final_regret": finals, "median_final_regret": float(np.median(finals)), "code": study.code_version()}
+            "final_regret": finals, "median_final_regret": float(np.median(finals)), "code": library_version()}
+
+
+def library_version() -> str:
+    """``git describe --always --dirty`` of the checkout the imported ``mumbo_jax`` comes
+    from (PYTHONPATH may point at another worktree than this script's)."""
+    import subprocess
+
+    import mumbo_jax
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(mumbo_jax.__file__).parent,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def main(argv=None):
