@@ -91,6 +91,26 @@ def test_the_report_names_the_code_of_every_seed():
     assert "abc123 (2 seeds), def456-dirty (1 seeds), unrecorded (1 seeds)" in line
 
 
+def test_mumbo_level_target_is_checked_where_mumbo_beats_ei():
+    """The "level with MUMBO" bullet names the problems where MUMBO beats EI (scipy's
+    Wilcoxon, Holm over the checkpoints) and, there, a default median above 1.5x MUMBO's."""
+    rng = np.random.default_rng(0)
+    base = rng.uniform(1.0, 2.0, size=12)
+    u = lambda: rng.uniform(0.8, 1.2, size=12)  # noqa: E731  (every run its own spread)
+    mumbo, ei = base * u(), 10.0 * base * u()
+    runs = {"toy": {"robust": _run("robust", _full(2.0 * base * u())), "mumbo": _run("mumbo", _full(mumbo)),
+                    "ei": _run("ei", _full(ei))},
+            "flat": {"robust": _run("robust", _full(base * u())), "mumbo": _run("mumbo", _full(base * u())),
+                     "ei": _run("ei", _full(base * u()))}}
+    st = {p: {s: rr.per_seed(r, 10.0) for s, r in by.items()} for p, by in runs.items()}
+    p_each = stats.wilcoxon(np.log(mumbo), np.log(ei), zero_method="zsplit").pvalue  # the same at 25, 50, 100 %
+    assert min(_holm([p_each] * 3)) < 0.05 and rr.beats(st["toy"]["mumbo"], st["toy"]["ei"])
+    assert not rr.beats(st["flat"]["mumbo"], st["flat"]["ei"])
+    _, summary, _, _ = rr.analyse(runs, "robust", ["ei", "mumbo"])
+    line = next(x for x in summary if x.startswith("* Where MUMBO is significantly better than EI"))
+    assert "(toy)" in line and "1.5 times MUMBO's on toy" in line
+
+
 def test_checkpoint_values_carry_seeds_that_stopped_early():
     cost, regret = [0.0, 5.0, 9.0], [3.0, 2.0, 1.0]
     assert rr.at_cost(cost, regret, 5.0) == 2.0

@@ -180,7 +180,7 @@ def per_seed(run, budget):
         viol.append(float(np.mean(gap > 1.96 * sd)))
         tot = [o["total"] for o in s["overheads"] if o["total"] is not None][1:]  # step 0 compiles
         over.append(float(np.median(tot)) if tot else math.nan)
-    return dict(rec=rec, best=best, carried=carried, share=share, rise=rise, cover=cover, viol=viol, over=over,
+    return dict(budget=budget, rec=rec, best=best, carried=carried, share=share, rise=rise, cover=cover, viol=viol, over=over,
                 stopped=stopped, n=len(run["seeds"]), curves=curves)
 
 
@@ -339,6 +339,19 @@ def _worst(vs):
 
 
 VIOL_LIMIT = 0.02  # the recommendation's target: worse than a measured point beyond its interval at <= 2 % of steps
+MUMBO_FACTOR = 1.5  # "level with MUMBO" where MUMBO beats EI: not significantly worse and the median within 1.5x
+
+
+def beats(stats_a, stats_b) -> bool:
+    """Whether run a is significantly lower than run b at some checkpoint (paired at
+    matched cost, Holm over the checkpoints that have pairs); ``stats_*``: :func:`per_seed`'s."""
+    rows = []
+    for c in CHECKPOINTS:
+        a, b, _ = matched(stats_a["curves"], stats_b["curves"], c * stats_a["budget"])
+        p, *_ = paired(a, b)
+        if p is not None:
+            rows.append((p, _med(a) < _med(b)))
+    return any(pa < 0.05 and lower for pa, (_, lower) in zip(holm([r[0] for r in rows]) if rows else [], rows))
 
 
 def target_lines(summary, verdicts, reference):
@@ -407,6 +420,13 @@ def target_lines(summary, verdicts, reference):
             f"{names([p for p in mumbo if has(p, ('mumbo',), 'worse')])}; not compared (no pairs) on "
             f"{names([p for p in mumbo if has(p, ('mumbo',), 'not compared')])}; final median above MUMBO's "
             f"(matched pairs at 100 %): {names(mumbo_above)}.")
+        strong = [p for p in mumbo if "ei" in summary[p] and beats(summary[p]["mumbo"], summary[p]["ei"])]
+        far = [f"{q} {fmt(ma)} against {fmt(mb)}" for q, o, cc, v, ma, mb, _ in verdicts
+               if q in strong and o == "mumbo" and cc == 1.0 and ma > MUMBO_FACTOR * mb]
+        lines.append(
+            f"* Where MUMBO is significantly better than EI at some checkpoint ({names(strong)}): significantly "
+            f"worse than MUMBO on {names([p for p in strong if has(p, ('mumbo',), 'worse')])}; final median above "
+            f"{MUMBO_FACTOR:g} times MUMBO's on {names(far)}.")
     lines.append(
         f"* Recommendation worse than the best measured target point by more than its interval: at most "
         f"{fmt(max(viol.values()))} of the steps on a problem; above {VIOL_LIMIT * 100:g} % of the steps on "
