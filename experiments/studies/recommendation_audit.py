@@ -9,7 +9,7 @@ where that interval covers the truth; and how often a measured recommendation is
 the best measured point.
 
     python experiments/studies/recommendation_audit.py --problems unrel_hartmann3_twotask,unrel_hartmann3_partial \
-        --seeds 6 [--strategy robust] [--rule robust] [--paper-budgets] [--out FILE.json]
+        --seeds 6 [--strategy robust] [--rule robust] [--paper-budgets] [--robust-sd 2] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -90,11 +90,17 @@ def main(argv=None):
     ap.add_argument("--rule", default="robust", help="the recommendation rule")
     ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--paper-budgets", action="store_true", help="as robust.py's")
+    ap.add_argument("--robust-sd", type=float, default=None,
+                    help="study only: the robust recommendation's jump margin (incumbent.ROBUST_SD) for this run")
     ap.add_argument("--out", default="", help="a JSON file for the results (default: print only)")
     args = ap.parse_args(argv)
+    if args.robust_sd is not None:  # read when the recommendation is traced, so set before any run
+        from mumbo_jax.bo import incumbent
+        incumbent.ROBUST_SD = float(args.robust_sd)
     results = []
     for problem in args.problems.split(","):
         res = audit(problem, args.strategy, args.rule, list(range(args.seeds)), args.paper_budgets)
+        res["robust_sd"] = args.robust_sd
         c = res["counts"]
         print(f"{problem}: {c['steps']} steps; measured {c['measured']} (not the best {c['measured_not_best']}, "
               f"worse beyond the interval {c['measured_worse']}, covered {c['measured_covered']}); jumps {c['jump']} "
