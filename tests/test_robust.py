@@ -194,7 +194,9 @@ def test_robust_falls_back_to_the_best_observed_target_point_unless_both_models_
     if measured.size:
         noise_sd = np.sqrt(float(post.noise[0])) * float(post.scaling.y_scale)
         assert abs(y[measured[0]] - float(mu)) + incumbent.Z95 * noise_sd <= incumbent.Z95 * float(sd) * (1 + 1e-9)
-        assert float(sd) >= float(sd_model) * scale * (1 - 1e-12)
+        better, _, _ = jax.jit(reliability.better_model)(post, target)  # whose interval is shown
+        widen = float(jax.jit(incumbent.interval_scale)(better, target))
+        assert float(sd) >= float(sd_model) * widen * (1 - 1e-12)
     assert np.isfinite(float(mu)) and np.isfinite(float(sd))
 
 
