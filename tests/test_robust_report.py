@@ -34,6 +34,8 @@ PAGES = [
     ("real_tasks", "ei", ["mumbo", "mt_ei"], ["fastcv_svm"], {("fastcv_svm_cv", "ei"): ("fastcv_svm", "ei")}, 20,
      None, None, "real_tasks_fastcv.md"),
     ("trust_pilot", "robust_trust3", ["robust", "ei"], None, None, 25, None, None, "trust_pilot.md"),
+    ("uncapped", "robust", BASELINES, None, None, None, "RESULTS.md", "uncapped-summary", "uncapped.md"),
+    ("uncapped_sd1", "robust", BASELINES, None, None, None, "RESULTS.md", "uncapped-sd1-summary", "uncapped_sd1.md"),
 ]
 
 
