@@ -278,14 +278,10 @@ def _measured_best_row(model, sf, target, scale, scale_sf):
     i_obs = jnp.argmax(jnp.where(valid, model.y, -jnp.inf))
     i_mean, _ = _best_row(model, target, only_target=True)
     x = posterior.evaluated_inputs(model)
-    pair = jnp.stack([x[i_mean], x[i_obs]])
-
-    def sure(m, widen):
-        mu2, cov2 = moments.target_joint(m, pair, target)
-        sd_diff = jnp.sqrt(jnp.maximum(cov2[0, 0] + cov2[1, 1] - 2.0 * cov2[0, 1], 0.0)) * widen
-        return mu2[0] - mu2[1] > SAFE_SD * sd_diff
-
-    i = jnp.where(sure(model, scale) & sure(sf, scale_sf), i_mean, i_obs)
+    # "global_safe"'s test of one x against another, under each model
+    sure = _safe(model, target, x[i_mean], x[i_obs], None, scale) & _safe(sf, target, x[i_mean], x[i_obs], None,
+                                                                          scale_sf)
+    i = jnp.where(sure, i_mean, i_obs)
     mu, _ = moments.target_moments(model, x[i][None], target)
     return i, mu[0]
 
@@ -314,7 +310,8 @@ def _recommend_robust(post, target, bounds, rows_x, calibrate):
     # at a measured x the interval also reaches the value observed there (with its noise):
     # a model bent by a misleading source can be sure of a mean its own observation refutes
     y_obs = model.y[i] * model.scaling.y_scale + model.scaling.y_mean
-    noise_sd = jnp.sqrt(model.noise[posterior.noise_index(model.spec, model.z[i].astype(jnp.int32))]) * model.scaling.y_scale
+    noise = model.noise[posterior.noise_index(model.spec, model.z[i].astype(jnp.int32))]
+    noise_sd = jnp.sqrt(noise) * model.scaling.y_scale
     reach = (jnp.abs(y_obs - mu[0]) + Z95 * noise_sd) / Z95
     return x, mu[0], jnp.where(sure, sd * scale, jnp.maximum(sd * scale, reach))
 
