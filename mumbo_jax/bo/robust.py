@@ -67,7 +67,6 @@ __all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "TARGET_RULES", "OPTIONS", "pseudo
 SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
 MIN_EXPLAINED = 0.5  # a cheap y must explain this share of g's variance at x_sf (rho^2)
 TRUST = None  # nats of leave-one-out advantage from which the inner rule's cheap queries pass (None: never)
-PSEUDO_NOISE_FLOOR = 1e-6  # standardised variance: a pseudo row beside a measured one stays invertible
 
 
 def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_design) -> posterior.Posterior:
@@ -85,7 +84,7 @@ def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_desi
     # (left out in turn): an overconfident multi-fidelity model gives weaker pseudo-data
     var = var * jnp.square(interval_scale(post, target))
     y = jnp.where(cheap, (mu - s.y_mean) / s.y_scale, post.y)
-    extra = jnp.where(cheap, jnp.maximum(var / s.y_scale ** 2, PSEUDO_NOISE_FLOOR), 0.0)
+    extra = jnp.where(cheap, jnp.maximum(var / s.y_scale ** 2, post.spec.noise_floor), 0.0)
     z = jnp.where(cheap, jnp.asarray(zt, post.z.dtype), post.z)
     return posterior.recondition(post, on | cheap, z, y, extra)
 

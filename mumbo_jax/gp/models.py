@@ -49,8 +49,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from mumbo_jax.gp import kernels
-from mumbo_jax.gp.modelbase import (ContinuousModel, DiscreteModel, ModelSpec, Scaling, check_bounds, check_count,
-                                    check_data, check_in_box)
+from mumbo_jax.gp.modelbase import (NOISE_FLOOR, ContinuousModel, DiscreteModel, ModelSpec, Scaling, check_bounds,
+                                    check_count, check_data, check_in_box)
 from mumbo_jax.registry import Names, Registry
 
 __all__ = [
@@ -463,14 +463,14 @@ def build_model(kind: str, bounds, *, n_fidelities: int | None = None, fidelity_
 # --------------------------------------------------------------------------- constructors
 
 
-def icm_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6, target_floor=0.0) -> ICMModel:
+def icm_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=NOISE_FLOOR, target_floor=0.0) -> ICMModel:
     """Intrinsic coregionalisation over ``n_fidelities`` discrete fidelities or tasks
     (:class:`ICMModel`)."""
     return ICMModel(bounds=bounds, n_fidelities=n_fidelities, rank=rank, noise=noise, noise_floor=noise_floor,
                     target_floor=target_floor)
 
 
-def icm_disc_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6, target_floor=0.05) -> ICMDiscModel:
+def icm_disc_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=NOISE_FLOOR, target_floor=0.05) -> ICMDiscModel:
     """ICM plus a target-only discrepancy GP (own ARD lengthscales and variance, the
     variance floored at ``target_floor`` (W W^T)_00); fidelity 0 is the target
     (:class:`ICMDiscModel`)."""
@@ -478,25 +478,25 @@ def icm_disc_model(bounds, n_fidelities, rank=2, noise=None, noise_floor=1e-6, t
                         target_floor=target_floor)
 
 
-def ar1_model(bounds, n_fidelities, noise=None, noise_floor=1e-6) -> AR1Model:
+def ar1_model(bounds, n_fidelities, noise=None, noise_floor=NOISE_FLOOR) -> AR1Model:
     """Linear AR(1) multi-fidelity model; fidelity 0 is the highest, the target
     (:class:`AR1Model`)."""
     return AR1Model(bounds=bounds, n_fidelities=n_fidelities, noise=noise, noise_floor=noise_floor)
 
 
-def product_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=1e-6) -> ProductModel:
+def product_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=NOISE_FLOOR) -> ProductModel:
     """Continuous fidelity z in ``fidelity_bounds`` with a product Matern kernel
     (:class:`ProductModel`)."""
     return ProductModel(bounds=bounds, fidelity_bounds=fidelity_bounds, noise=noise, noise_floor=noise_floor)
 
 
-def fabolas_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=1e-6) -> FabolasModel:
+def fabolas_model(bounds, fidelity_bounds=(0.0, 1.0), noise=None, noise_floor=NOISE_FLOOR) -> FabolasModel:
     """Continuous fidelity with FABOLAS' basis kernel over the scaled fidelity
     (:class:`FabolasModel`)."""
     return FabolasModel(bounds=bounds, fidelity_bounds=fidelity_bounds, noise=noise, noise_floor=noise_floor)
 
 
-def basis_model(bounds, n_fidelities=None, fidelity_bounds=None, noise=None, noise_floor=1e-6) -> ModelSpec:
+def basis_model(bounds, n_fidelities=None, fidelity_bounds=None, noise=None, noise_floor=NOISE_FLOOR) -> ModelSpec:
     """k_X(x,x') phi(z)^T S phi(z') with a full S and one noise variance (the cost GP).
 
     Give exactly one of ``fidelity_bounds`` (:class:`LinearBasisModel`, kind
