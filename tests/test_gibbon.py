@@ -40,7 +40,7 @@ def _icm_post(noise_free=False, log_ls=None, seed=0):
     x, z, y = _data(spec, 6, seed)
     params = models.default_params(spec)
     params["W"] = jnp.asarray([[0.9, 0.2], [0.6, 0.5]])
-    if noise_free:  # learned noise -> the model's floor (1e-6 standardised)
+    if noise_free:  # learned noise -> the model's floor (NOISE_FLOOR, standardised)
         params["log_noise"] = jnp.full(2, -60.0)
     if log_ls is not None:
         params["log_ls"] = jnp.full(2, np.log(log_ls))

@@ -252,7 +252,8 @@ def test_lbfgs_ftol_may_be_traced():
         traced_p, traced_v = traced(ftol)
         np.testing.assert_allclose(float(traced_v), float(static_v), rtol=1e-12)
         for name in start:
-            np.testing.assert_allclose(np.asarray(traced_p[name]), np.asarray(static_p[name]), rtol=1e-10)
+            # rounding, amplified by the factor's condition number (the noise at its floor, 1e-9)
+            np.testing.assert_allclose(np.asarray(traced_p[name]), np.asarray(static_p[name]), rtol=1e-7)
 
 
 def test_ask_tell_passes_the_cold_schedule_to_the_fit(monkeypatch):

@@ -83,7 +83,8 @@ def test_own_model_fits_and_predicts_like_numpy():
     objective = jax.jit(mumbo_jax.neg_log_marginal, static_argnums=0)
     np.testing.assert_allclose(float(objective(spec, post.params, scaling, jnp.asarray(x), jnp.asarray(z),
                                                jnp.asarray(y), jnp.ones(len(y)))), nlml(post.params),
-                               rtol=1e-10)  # one fused program against op by op; the fitted noise is tiny
+                               rtol=1e-7)  # one fused program against op by op; the fitted noise is at its floor
+    # (1e-9), so their rounding differs by the factor's condition number times 1e-16
     mom = mumbo_jax.joint_moments(post, xs, np.ones(9, int), mumbo_jax.target_fidelity(0))
     assert np.all(np.isfinite(np.asarray(mom.cov))) and np.all(np.asarray(mom.var_y) > 0)
 

@@ -28,7 +28,7 @@ EXEMPT = {
     "mumbo_jax.gp.kernels": {"EuclideanDistance", "matern52_ard", "matern52_scalar", "ICM", "icm_matrix",
                              "ar1_coefficients", "AR1", "ContinuousProduct", "fabolas_basis", "FabolasBasis",
                              "linear_basis", "BasisKernel", "ICMDiscrepancy", "Masked", "matern52_gram", "matern52_cross"},
-    "mumbo_jax.gp.modelbase": {"ModelSpec", "DiscreteModel", "ContinuousModel", "Scaling", "check_bounds",
+    "mumbo_jax.gp.modelbase": {"NOISE_FLOOR", "ModelSpec", "DiscreteModel", "ContinuousModel", "Scaling", "check_bounds",
                                "check_noise", "check_count", "lengthscale_misfit", "check_in_box", "check_data"},
     "mumbo_jax.gp.models": {"MODELS", "DiscreteModel", "ContinuousModel", "ICMModel", "ICMDiscModel", "AR1Model",
                             "ProductModel", "FabolasModel", "BasisKernelModel", "LinearBasisModel", "TaskBasisModel",

@@ -34,18 +34,10 @@ def told_opt(rule="global"):
     return opt
 
 
-def test_the_robust_rule_itself_stays_at_the_best_measured_point():
-    """The robust rule jumps only where both models are sure at 2 sd: here it recommends the
-    best successful target point on its own, and the failure check has nothing to replace."""
-    opt = told_opt("robust")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UnsafeRecommendationWarning)
-        x, mu, sd = opt.recommendation()
-    assert x.tolist() == [0.3] and opt.recommendation_note is None
-    assert abs(mu - objective(0.3, 0)) < 1e-3 and np.isfinite(sd)
-
-
-@pytest.mark.parametrize("rule", ["global"])
+# both rules extrapolate the rising curve into the failing region; the robust rule does so
+# only because both of its models are sure, at 2 sd, that x is better than the best measured
+# point (it is: the objective peaks at 0.5), and the failure check replaces it all the same
+@pytest.mark.parametrize("rule", ["global", "robust"])
 def test_recommendation_falls_back_to_the_best_successful_point(rule):
     opt = told_opt(rule)
     post = stages.fit_stage(opt.settings, opt.task, opt.buffers(failures=False), opt.params,

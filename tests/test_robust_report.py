@@ -35,7 +35,6 @@ PAGES = [
      None, None, "real_tasks_fastcv.md"),
     ("trust_pilot", "robust_trust3", ["robust", "ei"], None, None, 25, None, None, "trust_pilot.md"),
     ("uncapped", "robust", BASELINES, None, None, None, "RESULTS.md", "uncapped-summary", "uncapped.md"),
-    ("uncapped_sd1", "robust", BASELINES, None, None, None, "RESULTS.md", "uncapped-sd1-summary", "uncapped_sd1.md"),
 ]
 
 

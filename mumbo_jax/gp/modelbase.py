@@ -32,8 +32,8 @@ __all__ = ["NOISE_FLOOR", "ModelSpec", "DiscreteModel", "ContinuousModel", "Scal
 # The default lower bound of a learned noise variance (standardised units of y). It sets the
 # finest difference the model resolves on a noiseless target: at 1e-6 (sd 1e-3 of y's spread)
 # every rule ground to a halt about 1e-4 from Currin's optimum, sampling beside its best point;
-# at 1e-9 (sd 3e-5) the default's final median regret there fell from 7.7e-5 to 1e-7
-# (docs/howto/robust.md, "noise floor"). Float64 Cholesky factors stay positive definite far
+# at 1e-9 (sd 3e-5) the default's final median regret there fell from 7.7e-5 to 2.2e-8
+# (docs/concepts.md). Float64 Cholesky factors stay positive definite far
 # below it (the backward error is about n * 1e-16 of the kernel's scale).
 NOISE_FLOOR = 1e-9
 
