@@ -26,8 +26,8 @@ import numpy as np
 from mumbo_jax.gp import kernels
 from mumbo_jax.runtime.tracing import is_concrete
 
-__all__ = ["NOISE_FLOOR", "ModelSpec", "DiscreteModel", "ContinuousModel", "Scaling", "check_bounds", "check_noise", "check_count",
-           "lengthscale_misfit", "check_in_box", "check_data"]
+__all__ = ["NOISE_FLOOR", "ModelSpec", "DiscreteModel", "ContinuousModel", "Scaling", "check_bounds", "check_noise",
+           "check_count", "lengthscale_misfit", "check_in_box", "check_data"]
 
 # The default lower bound of a learned noise variance (standardised units of y). It sets the
 # finest difference the model resolves on a noiseless target: at 1e-6 (sd 1e-3 of y's spread)
