@@ -195,3 +195,13 @@ def test_detectable_factor_is_the_smallest_shift_scipy_calls_significant(seed, f
     assert stats.wilcoxon(c + math.log(f) * 1.001).pvalue < level
     assert stats.wilcoxon(c + math.log(f) * 0.99).pvalue >= level
     assert 1.0 < f < math.exp(6 * 1.5)
+
+
+def test_wall_times_table_sums_each_sweep_and_counts_every_seed_run():
+    a, b = _run("robust", _full([0.1, 0.2])), _run("ei", _full([0.3, 0.4]))
+    a["wall_s"], b["wall_s"], a["seeds_run"] = 120.0, 30.0, 5  # 5 seeds run, 2 kept for the tests
+    lines = rr.wall_times({"toy": {"robust": a, "ei": b}, "other": {"ei": dict(b, wall_s=90.0)}})
+    assert "| problem | ei | robust |" in lines
+    assert "| toy | 0.5 (2) | 2.0 (5) |" in lines
+    assert "| other | 1.5 (2) | - |" in lines
+    assert lines[-1] == "In all 0.1 hours of one process (seeds in brackets)."
