@@ -185,7 +185,8 @@ class RecommendationSettings:
 
     rule: str = knob("robust", "robust (the default: global's maximiser where, under the model that predicts the "
                      "target's own observations better and under the target-only model, its lower bound beats "
-                     "the best point measured at the target, else that point), global (the maximiser of the "
+                     "the best point measured at the target, once the target has 2(d + 1) observations, else "
+                     "that point), global (the maximiser of the "
                      "posterior mean of g over the box; the paper configs'), mean (the evaluated x with the best "
                      "posterior mean of g, the paper's protocol), target (the best mean among x evaluated at the "
                      "target), lcb (the evaluated x with the best mu_g - 2 sd_g), global_lcb (the maximiser of "
