@@ -167,8 +167,6 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     trusted = jnp.asarray(False) if trust is None else advantage >= trust
     x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design), target_rule)
     cheap_spent, spent = cheap_spend(ctx)
-
-
     discrete = task.spec.discrete
 
     def native(z):  # the fidelity as the cost model and the kernel take it
