@@ -80,6 +80,26 @@ def test_recondition_matches_dense_conditioning():
     np.testing.assert_allclose(np.asarray(var), float(s.y_scale) ** 2 * ref_var, rtol=1e-7, atol=1e-10)
 
 
+def test_mf_choice_switches_the_target_only_model_to_the_multi_fidelity_one():
+    """pseudo_posterior with use_mf: the multi-fidelity model on every row as observed
+    (dense numpy on all unpadded rows); without: only target rows (the design here has no
+    cheap BO rows, n_design = n), one program for both (use_mf traced)."""
+    spec, params, x, z, y, mask, post = _setup()
+    target = posterior.target_fidelity(0)
+    xt = np.random.default_rng(6).uniform(size=(5, 2))
+    moments_of = jax.jit(lambda p, use_mf, xt: moments.target_moments(
+        robust.pseudo_posterior(p, target, len(z), use_mf), xt, target))
+    s = post.scaling
+    ys = (y - float(s.y_mean)) / float(s.y_scale)
+    zero = np.zeros(len(z))
+    for use_mf, keep in ((True, mask > 0), (False, (mask > 0) & (z == 0))):
+        mu, var = moments_of(post, jnp.asarray(use_mf), jnp.asarray(xt))
+        ref_mu, ref_var = _dense_target(spec, post, params, x, z, ys, np.flatnonzero(keep), zero, xt)
+        np.testing.assert_allclose(np.asarray(mu), float(s.y_mean) + float(s.y_scale) * ref_mu, rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(var), float(s.y_scale) ** 2 * ref_var, rtol=1e-7, atol=1e-10)
+    assert moments_of._cache_size() == 1
+
+
 def test_loo_advantage_matches_brute_force():
     spec, params, x, z, y, mask, post = _setup()
     target = posterior.target_fidelity(0)
@@ -289,7 +309,7 @@ def test_robust_rules_are_registered_and_checked():
     # the guard's knobs are options of the robust rules, beside the inner rule's own; a run sets them
     assert dict(rules.RULES["robust"].options) == {"gain": "table", "share": robust.SHARE,
                                                    "min_explained": robust.MIN_EXPLAINED, "target_rule": "ei",
-                                                   "trust": None}
+                                                   "trust": None, "mf_choice": None}
     assert rules.RULES["robust_mes"].options["target_rule"] == "mes"
     assert rules.RULES["robust_mf_gp_ucb"].options["beta"] is None
     s = BOSettings(options={"robust": {"share": 0.3, "trust": 3}})
@@ -329,3 +349,6 @@ def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_str
     np.testing.assert_allclose(np.asarray(beyond.x), np.asarray(off.x))
     with pytest.raises(ValueError, match="trust"):
         robust.robust(rules.RULES["mumbo"], name="x", trust=-1.0)
+    assert robust.robust(rules.RULES["mumbo"], name="x", mf_choice=3).options["mf_choice"] == 3.0
+    with pytest.raises(ValueError, match="mf_choice"):
+        BOSettings(options={"robust": {"mf_choice": "high"}})

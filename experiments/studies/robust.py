@@ -46,8 +46,11 @@ CONTINUOUS_TWO_STAGE = {"mf_gp_ucb": "boca", "robust_mf_gp_ucb": None}
 
 # variants studied before any becomes a rule of the library: registered in the study's own
 # process only. robust_trust3: the robust rule whose guard lets MUMBO's cheap queries through
-# once the leave-one-out advantage reaches 3 nats (mumbo_jax.bo.robust, trust)
-STUDY_RULES = {"robust_trust3": dict(inner="mumbo", trust=3.0)}
+# once the leave-one-out advantage reaches 3 nats (mumbo_jax.bo.robust, trust); robust_mfc:
+# the robust rule whose target-only choice is made on the multi-fidelity model's posterior
+# of g while the leave-one-out advantage is at least 0 (robust_mfc3: 3) nats (mf_choice)
+STUDY_RULES = {"robust_trust3": dict(inner="mumbo", trust=3.0), "robust_mfc": dict(inner="mumbo", mf_choice=0.0),
+               "robust_mfc3": dict(inner="mumbo", mf_choice=3.0)}
 
 
 def _register_study_rule(strategy: str) -> None:

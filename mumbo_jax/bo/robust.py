@@ -61,19 +61,23 @@ from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.gp.reliability import loo_advantage, target_rows
 
-__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "TARGET_RULES", "OPTIONS", "pseudo_posterior", "explained", "cheap_spend",
+__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "MF_CHOICE", "TARGET_RULES", "OPTIONS", "pseudo_posterior", "explained", "cheap_spend",
            "target_only_choice", "guard", "robust"]
 
 SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
 MIN_EXPLAINED = 0.5  # a cheap y must explain this share of g's variance at x_sf (rho^2)
 TRUST = None  # nats of leave-one-out advantage from which the inner rule's cheap queries pass (None: never)
+MF_CHOICE = None  # nats of leave-one-out advantage from which x_sf is chosen on the multi-fidelity model (None: never)
 
 
-def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_design) -> posterior.Posterior:
+def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_design,
+                     use_mf=False) -> posterior.Posterior:
     """The target-only model with pseudo-observations: the target's rows, plus every
     cheap BO row (after the ``n_design`` design rows) moved to the target fidelity with
     y = the multi-fidelity posterior mean of g there and the posterior variance of g
-    there, widened by :func:`mumbo_jax.bo.incumbent.interval_scale`, as extra noise."""
+    there, widened by :func:`mumbo_jax.bo.incumbent.interval_scale`, as extra noise.
+    Where ``use_mf`` (a traced bool) holds, the multi-fidelity model itself instead,
+    conditioned on every row as observed (same buffers, so one program serves both)."""
     post = marginal.first(post)
     on = target_rows(post, target)
     cheap = rules.bo_evaluations(post, n_design) & ~on
@@ -86,7 +90,10 @@ def pseudo_posterior(post: posterior.Posterior, target: posterior.Target, n_desi
     y = jnp.where(cheap, (mu - s.y_mean) / s.y_scale, post.y)
     extra = jnp.where(cheap, jnp.maximum(var / s.y_scale ** 2, post.spec.noise_floor), 0.0)
     z = jnp.where(cheap, jnp.asarray(zt, post.z.dtype), post.z)
-    return posterior.recondition(post, on | cheap, z, y, extra)
+    use_mf = jnp.asarray(use_mf)
+    mask = jnp.where(use_mf, post.mask, (on | cheap).astype(post.mask.dtype))
+    return posterior.recondition(post, mask, jnp.where(use_mf, post.z, z), jnp.where(use_mf, post.y, y),
+                                 jnp.where(use_mf, 0.0, extra))
 
 
 def explained(post: posterior.Posterior, target: posterior.Target, x_q, z_q, x_t) -> jax.Array:
@@ -155,8 +162,8 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
 
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
-          min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST
-          ) -> optimize.Proposal:
+          min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST,
+          mf_choice: float | None = MF_CHOICE) -> optimize.Proposal:
     """The robust choice given the inner rule's proposal ``prop`` (module docstring).
     The returned proposal keeps ``prop``'s score where it is kept, else 0."""
     post, task = marginal.first(ctx.post), ctx.task
@@ -165,7 +172,10 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     advantage = loo_advantage(post, target)
     reliable = advantage >= 0.0
     trusted = jnp.asarray(False) if trust is None else advantage >= trust
-    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design), target_rule)
+    # with mf_choice set, strong evidence for the cheap data moves the target-only choice
+    # onto the multi-fidelity model's belief about g (all the cheap data, not the BO rows' means)
+    use_mf = jnp.asarray(False) if mf_choice is None else advantage >= mf_choice
+    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design, use_mf), target_rule)
     cheap_spent, spent = cheap_spend(ctx)
     discrete = task.spec.discrete
 
@@ -213,20 +223,24 @@ OPTIONS = {
     "trust": rules.option(TRUST, "Nats of leave-one-out advantage from which the inner rule's cheap queries need "
                           "not be informative about the target-only choice; unset: never (docs/howto/robust.md).",
                           type=float, low=0, traced=True),
+    "mf_choice": rules.option(MF_CHOICE, "Nats of leave-one-out advantage from which the target-only choice is made "
+                              "on the multi-fidelity model's posterior of g instead of the target data and the "
+                              "pseudo-observations; unset: never.", type=float, traced=True),
 }
 
 
 def _second_stage(inner_stage, ctx, first):
     prop = first if inner_stage is None else inner_stage(ctx, first)
     o = ctx.options
-    return guard(ctx, prop, o["share"], o["min_explained"], o["target_rule"], o["trust"])
+    return guard(ctx, prop, o["share"], o["min_explained"], o["target_rule"], o["trust"], o["mf_choice"])
 
 
 def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
-           min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST) -> rules.Rule:
+           min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST,
+           mf_choice: float | None = MF_CHOICE) -> rules.Rule:
     """The rule record of ``inner`` wrapped by :func:`guard`: its options are the inner
     rule's plus the guard's (:data:`OPTIONS`) with these defaults (``share``,
-    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, and ``trust``; a
+    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, ``trust`` and ``mf_choice``; a
     ValueError out of range). Register it with :func:`mumbo_jax.bo.rules.register` to use
     it by name."""
     if "discrete" not in inner.kinds and "continuous" not in inner.kinds:
@@ -235,7 +249,8 @@ def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
     if clash:
         raise ValueError(f"rule {inner.name!r} has an option {clash[0]!r}, a knob of the robust guard too")
     name = name or f"robust_{inner.name}"
-    given = {"share": share, "min_explained": min_explained, "target_rule": target_rule, "trust": trust}
+    given = {"share": share, "min_explained": min_explained, "target_rule": target_rule, "trust": trust,
+             "mf_choice": mf_choice}
     declared = {k: dataclasses.replace(f, name=k) for k, f in OPTIONS.items()}
     given = {k: declared[k].check(v, name=f"{name} option {k}") for k, v in given.items()}
     summary = (f"{inner.name} behind a target-only {target_rule.upper()} sequence: cheap queries only while the cheap "
