@@ -309,7 +309,7 @@ def test_robust_rules_are_registered_and_checked():
     # the guard's knobs are options of the robust rules, beside the inner rule's own; a run sets them
     assert dict(rules.RULES["robust"].options) == {"gain": "table", "share": robust.SHARE,
                                                    "min_explained": robust.MIN_EXPLAINED, "target_rule": "ei",
-                                                   "trust": None, "mf_choice": None}
+                                                   "trust": None, "mf_choice": None, "mf_target": "ei"}
     assert rules.RULES["robust_mes"].options["target_rule"] == "mes"
     assert rules.RULES["robust_mf_gp_ucb"].options["beta"] is None
     s = BOSettings(options={"robust": {"share": 0.3, "trust": 3}})
@@ -347,6 +347,11 @@ def test_trust_lets_the_inner_rules_cheap_query_through_once_the_evidence_is_str
     assert int(on.z) == 1
     beyond = trusting(prop, jnp.asarray(advantage + 1.0))  # evidence below the threshold: vetoed as before
     np.testing.assert_allclose(np.asarray(beyond.x), np.asarray(off.x))
+    # mf_target "inner": from mf_choice's threshold on, x_sf is the inner rule's own x (so the
+    # proposal's x is queried, at its fidelity or the target's); below it, the guard as before
+    inner = jax.jit(lambda p, t: robust.guard(ctx, p, mf_choice=t, mf_target="inner"))
+    np.testing.assert_allclose(np.asarray(inner(prop, jnp.asarray(advantage - 1.0)).x), x_q)
+    np.testing.assert_allclose(np.asarray(inner(prop, jnp.asarray(advantage + 1.0)).x), np.asarray(off.x))
     with pytest.raises(ValueError, match="trust"):
         robust.robust(rules.RULES["mumbo"], name="x", trust=-1.0)
     assert robust.robust(rules.RULES["mumbo"], name="x", mf_choice=3).options["mf_choice"] == 3.0

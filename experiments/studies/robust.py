@@ -48,9 +48,11 @@ CONTINUOUS_TWO_STAGE = {"mf_gp_ucb": "boca", "robust_mf_gp_ucb": None}
 # process only. robust_trust3: the robust rule whose guard lets MUMBO's cheap queries through
 # once the leave-one-out advantage reaches 3 nats (mumbo_jax.bo.robust, trust); robust_mfc:
 # the robust rule whose target-only choice is made on the multi-fidelity model's posterior
-# of g while the leave-one-out advantage is at least 0 (robust_mfc3: 3) nats (mf_choice)
+# of g while the leave-one-out advantage is at least 0 (robust_mfc3: 3) nats (mf_choice);
+# robust_ucb_mfc: MF-GP-UCB behind the guard, its own x chosen while the advantage is >= 0
 STUDY_RULES = {"robust_trust3": dict(inner="mumbo", trust=3.0), "robust_mfc": dict(inner="mumbo", mf_choice=0.0),
-               "robust_mfc3": dict(inner="mumbo", mf_choice=3.0)}
+               "robust_mfc3": dict(inner="mumbo", mf_choice=3.0),
+               "robust_ucb_mfc": dict(inner="mf_gp_ucb", mf_choice=0.0, mf_target="inner")}
 
 
 def _register_study_rule(strategy: str) -> None:

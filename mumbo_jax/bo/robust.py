@@ -135,6 +135,7 @@ def cheap_spend(ctx: rules.Context):
 
 
 TARGET_RULES = ("ei", "mes")  # the target-only rules a robust rule can be backed by
+MF_TARGETS = ("ei", "inner")  # what chooses x_sf from mf_choice's threshold on
 
 
 def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule: str = "ei") -> jax.Array:
@@ -163,7 +164,7 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
           min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST,
-          mf_choice: float | None = MF_CHOICE) -> optimize.Proposal:
+          mf_choice: float | None = MF_CHOICE, mf_target: str = "ei") -> optimize.Proposal:
     """The robust choice given the inner rule's proposal ``prop`` (module docstring).
     The returned proposal keeps ``prop``'s score where it is kept, else 0."""
     post, task = marginal.first(ctx.post), ctx.task
@@ -175,7 +176,11 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     # with mf_choice set, strong evidence for the cheap data moves the target-only choice
     # onto the multi-fidelity model's belief about g (all the cheap data, not the BO rows' means)
     use_mf = jnp.asarray(False) if mf_choice is None else advantage >= mf_choice
-    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design, use_mf), target_rule)
+    if mf_target == "inner":  # the inner rule's own x (MF-GP-UCB's: its bound's maximiser)
+        x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design), target_rule)
+        x_sf = jnp.where(use_mf, prop.x, x_sf)
+    else:  # EI (or MES) on the multi-fidelity model's posterior of g
+        x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design, use_mf), target_rule)
     cheap_spent, spent = cheap_spend(ctx)
     discrete = task.spec.discrete
 
@@ -226,21 +231,24 @@ OPTIONS = {
     "mf_choice": rules.option(MF_CHOICE, "Nats of leave-one-out advantage from which the target-only choice is made "
                               "on the multi-fidelity model's posterior of g instead of the target data and the "
                               "pseudo-observations; unset: never.", type=float, traced=True),
+    "mf_target": rules.option("ei", "The choice made from mf_choice's threshold on: ei (the target-only rule on the "
+                              "multi-fidelity model) or inner (the inner rule's own x).", choices=MF_TARGETS),
 }
 
 
 def _second_stage(inner_stage, ctx, first):
     prop = first if inner_stage is None else inner_stage(ctx, first)
     o = ctx.options
-    return guard(ctx, prop, o["share"], o["min_explained"], o["target_rule"], o["trust"], o["mf_choice"])
+    return guard(ctx, prop, o["share"], o["min_explained"], o["target_rule"], o["trust"], o["mf_choice"],
+                 o["mf_target"])
 
 
 def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
            min_explained: float = MIN_EXPLAINED, target_rule: str = "ei", trust: float | None = TRUST,
-           mf_choice: float | None = MF_CHOICE) -> rules.Rule:
+           mf_choice: float | None = MF_CHOICE, mf_target: str = "ei") -> rules.Rule:
     """The rule record of ``inner`` wrapped by :func:`guard`: its options are the inner
     rule's plus the guard's (:data:`OPTIONS`) with these defaults (``share``,
-    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, ``trust`` and ``mf_choice``; a
+    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, ``trust``, ``mf_choice`` and ``mf_target``; a
     ValueError out of range). Register it with :func:`mumbo_jax.bo.rules.register` to use
     it by name."""
     if "discrete" not in inner.kinds and "continuous" not in inner.kinds:
@@ -250,7 +258,7 @@ def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
         raise ValueError(f"rule {inner.name!r} has an option {clash[0]!r}, a knob of the robust guard too")
     name = name or f"robust_{inner.name}"
     given = {"share": share, "min_explained": min_explained, "target_rule": target_rule, "trust": trust,
-             "mf_choice": mf_choice}
+             "mf_choice": mf_choice, "mf_target": mf_target}
     declared = {k: dataclasses.replace(f, name=k) for k, f in OPTIONS.items()}
     given = {k: declared[k].check(v, name=f"{name} option {k}") for k, v in given.items()}
     summary = (f"{inner.name} behind a target-only {target_rule.upper()} sequence: cheap queries only while the cheap "
