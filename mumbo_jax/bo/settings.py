@@ -16,7 +16,7 @@ strategy) is the static key of the compiled programs, its numbers declared
 ``traced=True`` (``maximiser.learning_rate``, ``fit.warm_ftol``, ``fit.refit_growth``)
 are traced arguments, so settings that differ in a number share the programs. In the
 rules' options (``options``) the knobs declared ``traced`` are traced (UCB's ``beta``, the
-robust guard's ``share``, ``min_explained`` and ``trust``) and the rest is structure.
+robust guard's ``share``, ``min_explained``, ``trust`` and ``mf_choice``) and the rest is structure.
 
 Every default is documented once, in its record's field metadata
 (:func:`mumbo_jax.knobs.knob`), which the configuration schema, ``mumbo-jax config-help``
