@@ -29,6 +29,11 @@ One decision of ``robust(inner)``:
 4. Else, if those hold for the cheapest fidelity at ``x_sf`` itself, that query.
 5. Else ``x_sf`` at the target. A target query of ``inner`` is replaced by ``x_sf``
    too: every target evaluation is the target-only rule's.
+6. With ``mf_choice`` set (off by default), once the leave-one-out advantage reaches
+   ``mf_choice`` nats ``x_sf`` comes from the multi-fidelity model instead: the
+   target-only rule on its posterior of g (``mf_target="ei"``) or the inner rule's own x
+   (``"inner"``); steps 3-5 are unchanged, and the guarantee below then holds only for
+   the steps under the threshold.
 
 What this guarantees, by construction: every target evaluation is target-only EI's
 choice on the target data and the pseudo-observations; the cheap spend is at most
