@@ -3,6 +3,7 @@ renders from the committed data (no runs: the data are read), and its statistics
 stopped early, Holm families, the detectable factor) agree with independent computations."""
 
 import importlib.util
+import json
 import math
 import pathlib
 
@@ -42,10 +43,10 @@ PAGES = [
                          ids=[p[-1] for p in PAGES])
 def test_summaries_and_reports_are_rendered_from_the_committed_data(data, ref, baselines, only, relabel, seeds,
                                                                     page, marker, md):
-    path = ROOT / "data" / data
-    if not any(path.glob("*__*.json")):
+    paths = [ROOT / "data" / d for d in data.split("+")]  # "screen+study": a screen read beside its study
+    if not any(paths[0].glob("*__*.json")):
         pytest.skip("no study data committed")
-    runs = rr.load(path, only, relabel, seeds)
+    runs = rr.load(paths, only, relabel, seeds)
     detail, summary, _, _ = rr.analyse(runs, ref, baselines)
     assert (ROOT / "docs" / "results" / md).read_text() == rr.report_text(detail, summary, runs), (
         f"stale: docs/results/{md} (RESULTS.md and docs/results/real_tasks.md give the commands)")
@@ -205,3 +206,17 @@ def test_wall_times_table_sums_each_sweep_and_counts_every_seed_run():
     assert "| toy | 0.5 (2) | 2.0 (5) |" in lines
     assert "| other | 1.5 (2) | - |" in lines
     assert lines[-1] == "In all 0.1 hours of one process (seeds in brackets)."
+
+
+def test_a_screens_folder_is_read_beside_the_studys_and_the_first_folder_wins(tmp_path):
+    screen, study = tmp_path / "screen", tmp_path / "study"
+    screen.mkdir(), study.mkdir()
+    (screen / "toy__variant.json").write_text(json.dumps(_run("variant", _full([0.1]))))
+    (screen / "toy__ei.json").write_text(json.dumps(_run("ei", _full([0.5]))))
+    (study / "toy__ei.json").write_text(json.dumps(_run("ei", _full([0.3, 0.4]))))
+    (study / "toy__robust.json").write_text(json.dumps(_run("robust", _full([0.2, 0.2]))))
+    runs = rr.load([screen, study])
+    assert sorted(runs["toy"]) == ["ei", "robust", "variant"]
+    assert len(runs["toy"]["ei"]["seeds"]) == 1  # the screen's own EI record, not the study's
+    assert len(rr.load([study, screen])["toy"]["ei"]["seeds"]) == 2
+    assert sorted(rr.load(study)["toy"]) == ["ei", "robust"]  # one folder, as before

@@ -130,22 +130,27 @@ def detectable_factor(d, family: int, alpha: float = 0.05) -> float:
     return float(math.exp(hi))
 
 
-def load(data: Path, only=None, relabel=None, n_seeds=None):
-    """``{problem: {strategy: run}}`` of the files in ``data``; ``only``: the problems to
+def load(data, only=None, relabel=None, n_seeds=None):
+    """``{problem: {strategy: run}}`` of the files in ``data`` (a folder, or a list of
+    folders: a (problem, strategy) found in several is taken from the first, so a screen's
+    folder can be read beside the study it is compared with); ``only``: the problems to
     keep (after relabelling); ``relabel``: ``{(problem, strategy): (problem, strategy)}``
     (a companion problem's run shown under another problem, e.g. BO by K-fold CV under
     FASTCV's fold problem: the same target, the same regret); ``n_seeds``: keep seeds
     0 .. n_seeds - 1 only (the tests pair seeds by position: every run needs the same ones)."""
     runs = defaultdict(dict)
-    for f in sorted(data.glob("*__*.json")):
-        r = json.loads(f.read_text())
-        r["seeds_run"] = len(r["seeds"])  # its wall time covers these, whatever is kept below
-        if n_seeds:
-            r["seeds"] = [s for s in r["seeds"] if s["seed"] < n_seeds]
-        key = (relabel or {}).get((r["problem"], r["strategy"]), (r["problem"], r["strategy"]))
-        if only and key[0] not in only:
-            continue
-        runs[key[0]][key[1]] = r
+    folders = [data] if isinstance(data, (str, Path)) else list(data)
+    for folder in folders:
+        earlier = {(p, s) for p, by in runs.items() for s in by}
+        for f in sorted(Path(folder).glob("*__*.json")):
+            r = json.loads(f.read_text())
+            r["seeds_run"] = len(r["seeds"])  # its wall time covers these, whatever is kept below
+            if n_seeds:
+                r["seeds"] = [s for s in r["seeds"] if s["seed"] < n_seeds]
+            key = (relabel or {}).get((r["problem"], r["strategy"]), (r["problem"], r["strategy"]))
+            if (only and key[0] not in only) or key in earlier:
+                continue
+            runs[key[0]][key[1]] = r
     return runs
 
 
@@ -547,7 +552,8 @@ def with_summary(text: str, summary_lines, name: str = "robust-summary") -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=str(ROOT / "data" / "robust"))
+    ap.add_argument("--data", default=str(ROOT / "data" / "robust"),
+                    help="the records' folder, or comma-separated folders (a record in several: the first's)")
     ap.add_argument("--reference", default="robust")
     ap.add_argument("--baselines", default="ei,mes,mumbo,mt_ei,mf_gp_ucb,boca")
     ap.add_argument("--md", default=str(ROOT / "docs" / "results" / "robust.md"))
@@ -563,7 +569,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     relabel = {tuple(a.split("/")): tuple(b.split("/")) for a, b in
                (item.split("=") for item in args.relabel.split(",") if item)}
-    runs = load(Path(args.data), [p for p in args.problems.split(",") if p], relabel, args.seeds)
+    runs = load([Path(d) for d in args.data.split(",")], [p for p in args.problems.split(",") if p], relabel,
+                args.seeds)
     verdicts, summary_lines = render(runs, args.reference, args.baselines.split(","), Path(args.md), Path(args.png))
     if args.results:
         page = Path(args.results)
