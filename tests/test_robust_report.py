@@ -220,3 +220,15 @@ def test_a_screens_folder_is_read_beside_the_studys_and_the_first_folder_wins(tm
     assert len(runs["toy"]["ei"]["seeds"]) == 1  # the screen's own EI record, not the study's
     assert len(rr.load([study, screen])["toy"]["ei"]["seeds"]) == 2
     assert sorted(rr.load(study)["toy"]) == ["ei", "robust"]  # one folder, as before
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_fast_wilcoxon_p_is_scipys(seed):
+    """Ties and zeros with 2-13 differences (scipy's permutation path) and beyond."""
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        n = int(rng.integers(2, 16))
+        d = np.round(rng.normal(size=n) * rng.choice([1, 3, 10])) / rng.choice([1, 2, 4])
+        if not np.any(d):
+            continue
+        assert rr.wilcoxon_p(d) == stats.wilcoxon(d, zero_method="zsplit").pvalue

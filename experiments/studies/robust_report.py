@@ -29,6 +29,11 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+try:  # scipy's own statistic, so that the fast path below computes scipy's number
+    from scipy.stats._wilcoxon import _wilcoxon_statistic
+except ImportError:  # another scipy: stats.wilcoxon itself, slower
+    _wilcoxon_statistic = None
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINTS = (0.25, 0.5, 1.0)
 FLOOR = 1e-12  # log regret floor (an exact optimum)
@@ -59,6 +64,25 @@ def holm(ps):
     return adj
 
 
+def _rank_sum_plus(d, axis=-1):
+    """The Wilcoxon statistic r+ (zero-split) along ``axis``, vectorised over sign patterns."""
+    return _wilcoxon_statistic(np.moveaxis(d, axis, -1), "auto", "zsplit", xp=np)[0]
+
+
+def wilcoxon_p(d) -> float:
+    """scipy's two-sided zero-split Wilcoxon signed-rank p-value of the differences ``d``,
+    the same number: where scipy runs its exact permutation test (2 to 13 differences with
+    ties or zeros) the statistic is evaluated over all 2^n sign patterns at once instead of
+    one pattern at a time (about 40x faster; the report's power search calls it thousands
+    of times)."""
+    d = np.asarray(d, float)
+    n = d.shape[-1]
+    if _wilcoxon_statistic is not None and 2 <= n <= 13 and (np.any(d == 0) or np.unique(np.abs(d)).size < n):
+        return float(stats.permutation_test((d,), _rank_sum_plus, vectorized=True, n_resamples=9999,
+                                            permutation_type="samples", alternative="two-sided", axis=-1).pvalue)
+    return float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
+
+
 def paired(a, b):
     """``(p, a_lower, b_lower, n_pairs)`` of the log regrets ``a`` and ``b``, dicts
     ``{seed: regret}`` paired by seed (seeds one side lacks, and NaN values, are left out).
@@ -71,8 +95,7 @@ def paired(a, b):
         return None, 0, 0, 0
     if np.allclose(la, lb):
         return 1.0, lo, hi, len(seeds)
-    p = stats.wilcoxon(la, lb, zero_method="zsplit").pvalue
-    return float(p), lo, hi, len(seeds)
+    return wilcoxon_p(la - lb), lo, hi, len(seeds)
 
 
 def matched(ca, cb, c):
@@ -114,7 +137,7 @@ def detectable_factor(d, family: int, alpha: float = 0.05) -> float:
         x = c + delta
         if np.all(x == 0):
             return 1.0
-        return float(stats.wilcoxon(x, zero_method="zsplit").pvalue)
+        return wilcoxon_p(x)
 
     hi = max(float(np.max(np.abs(c))), 1e-6) * 2 + 1e-6
     for _ in range(60):  # every difference positive gives the smallest p (ties: approximate)
