@@ -25,7 +25,11 @@ def _report():
 rr = _report()
 
 
-# (data folder, reference, baselines, problems, relabel, seeds, page with the summary, marker, report)
+# the development problems the multi-fidelity choice (the guard's mf_choice) was screened on
+SCREEN = ["unrel_hartmann3_twotask", "unrel_branin_reliable", "unrel_hartmann3_partial", "unrel_hartmann3_reliable",
+          "unrel_forrester_reliable", "unrel_branin_anti", "unrel_currin_negated", "unrel_forrester_biased"]
+# (data folder ("screen+study": both, the screen's record first), reference, baselines, problems, relabel,
+#  seeds, page with the summary, marker, report)
 PAGES = [
     ("robust", "robust", BASELINES, None, None, None, "RESULTS.md", "robust-summary", "robust.md"),
     ("robust_heldout", "robust", BASELINES, None, None, None, "RESULTS.md", "robust-heldout-summary",
@@ -36,6 +40,8 @@ PAGES = [
      None, None, "real_tasks_fastcv.md"),
     ("trust_pilot", "robust_trust3", ["robust", "ei"], None, None, 25, None, None, "trust_pilot.md"),
     ("uncapped", "robust", BASELINES, None, None, None, "RESULTS.md", "uncapped-summary", "uncapped.md"),
+    ("uncapped_screen+uncapped", "robust_mfc3", ["robust", "ei", "mt_ei", "mf_gp_ucb", "robust_mfc", "robust_ucb_mfc"],
+     SCREEN, None, 20, None, None, "mf_choice_screen.md"),
 ]
 
 
