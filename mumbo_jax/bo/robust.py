@@ -66,8 +66,8 @@ from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, moments, posterior
 from mumbo_jax.gp.reliability import loo_advantage, target_rows
 
-__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "MF_CHOICE", "TARGET_RULES", "OPTIONS", "pseudo_posterior", "explained", "cheap_spend",
-           "target_only_choice", "guard", "robust"]
+__all__ = ["SHARE", "MIN_EXPLAINED", "TRUST", "MF_CHOICE", "TARGET_RULES", "MF_TARGETS", "OPTIONS", "pseudo_posterior",
+           "explained", "cheap_spend", "target_only_choice", "guard", "robust"]
 
 SHARE = 0.5  # at most this share of the BO spend on cheap fidelities
 MIN_EXPLAINED = 0.5  # a cheap y must explain this share of g's variance at x_sf (rho^2)
@@ -181,11 +181,10 @@ def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,
     # with mf_choice set, strong evidence for the cheap data moves the target-only choice
     # onto the multi-fidelity model's belief about g (all the cheap data, not the BO rows' means)
     use_mf = jnp.asarray(False) if mf_choice is None else advantage >= mf_choice
+    on_mf_model = use_mf if mf_target == "ei" else False  # EI (or MES) on the model's posterior of g
+    x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design, on_mf_model), target_rule)
     if mf_target == "inner":  # the inner rule's own x (MF-GP-UCB's: its bound's maximiser)
-        x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design), target_rule)
         x_sf = jnp.where(use_mf, prop.x, x_sf)
-    else:  # EI (or MES) on the multi-fidelity model's posterior of g
-        x_sf = target_only_choice(ctx, pseudo_posterior(post, target, ctx.n_design, use_mf), target_rule)
     cheap_spent, spent = cheap_spend(ctx)
     discrete = task.spec.discrete
 
@@ -253,8 +252,8 @@ def robust(inner: rules.Rule, name: str | None = None, share: float = SHARE,
            mf_choice: float | None = MF_CHOICE, mf_target: str = "ei") -> rules.Rule:
     """The rule record of ``inner`` wrapped by :func:`guard`: its options are the inner
     rule's plus the guard's (:data:`OPTIONS`) with these defaults (``share``,
-    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, ``trust``, ``mf_choice`` and ``mf_target``; a
-    ValueError out of range). Register it with :func:`mumbo_jax.bo.rules.register` to use
+    ``min_explained``, ``target_rule``, one of :data:`TARGET_RULES`, ``trust``,
+    ``mf_choice`` and ``mf_target``; a ValueError out of range). Register it with :func:`mumbo_jax.bo.rules.register` to use
     it by name."""
     if "discrete" not in inner.kinds and "continuous" not in inner.kinds:
         raise ValueError(f"rule {inner.name!r} supports no fidelity kind")
