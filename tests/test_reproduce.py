@@ -64,3 +64,35 @@ print("ok")
 """
     done = _run(["-c", code, STUDIES], tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_records_from_another_machine_merge_and_name_their_stack(tmp_path):
+    """merge_records appends only the seeds a study's file lacks and refuses a record of
+    other settings, naming the setting; run_chunks reads a plan longest first and names a
+    malformed line; reproduce tells a seed of another stack from one of this stack."""
+    code = """
+import sys; sys.path.insert(0, sys.argv[1])
+import merge_records, reproduce, run_chunks
+base = dict(problem="p", strategy="s", incumbent_rule="robust", budget=10.0, max_evals=5, levers={"a": 1})
+old = {**base, "wall_s": 3.0, "seeds": [{"seed": 0}, {"seed": 1}]}
+new = {**base, "wall_s": 2.0, "seeds": [{"seed": 1, "x": "new"}, {"seed": 2}]}
+merged, added = merge_records.merge(old, new)
+assert added == [2] and [r["seed"] for r in merged["seeds"]] == [0, 1, 2] and "x" not in merged["seeds"][1]
+assert merged["wall_s"] == 5.0
+try:
+    merge_records.merge(old, {**new, "budget": 20.0}); raise SystemExit("no error")
+except ValueError as err:
+    assert "budget differs" in str(err), err
+plan = run_chunks.read_plan("# c\\np s 0,1 10\\nq s 2 30\\n")
+assert [j[0] for j in plan] == ["q", "p"] and plan[1][2] == "0,1"
+try:
+    run_chunks.read_plan("p s 0\\n"); raise SystemExit("no error")
+except ValueError as err:
+    assert "plan line 1" in str(err), err
+here = {"jax": "0.10.2", "backend": "cpu", "cpu": "A"}
+assert reproduce.other_stack(None, here) is None and reproduce.other_stack(dict(here), here) is None
+assert reproduce.other_stack({**here, "jax": "0.11.2"}, here) == "jax 0.11.2"
+print("ok")
+"""
+    done = _run(["-c", code, STUDIES], tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-2000:]

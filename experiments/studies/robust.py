@@ -74,6 +74,20 @@ def code_version() -> str:
         return "unknown"
 
 
+def stack() -> dict:
+    """The numerical stack a seed ran on: a seed reproduces bit for bit only on the same
+    JAX release and processor (XLA compiles for the host's instruction set)."""
+    import platform
+
+    import jax
+    cpu = platform.processor() or platform.machine()
+    try:  # the model name says more than "x86_64"
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"jax": jax.__version__, "backend": jax.default_backend(), "cpu": cpu}
+
+
 def _budget(problem: str, override: float | None = None, figures: bool = False) -> float:
     if override:
         return float(override)
@@ -117,7 +131,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
     h = run_compiled(bench, task, budget, seeds, settings, max_evals=max_evals, clock=clock)
     wall = time.time() - t0
     z_target = float(task.target_z[0])
-    version = code_version()
+    version, ran_on = code_version(), stack()
     score = jax.jit(jax.vmap(lambda x: bench.score(x)[1]))
     out = []
     for i, seed in enumerate(seeds):
@@ -140,7 +154,7 @@ def run_one(problem: str, strategy: str, seeds: list[int], incumbent: str, max_e
             "regret": h.regret[i, :n + 1].tolist(), "best_regret": best.tolist(),
             "value": h.incumbent_value[i, :n + 1].tolist(), "mean": h.incumbent_mean[i, :n + 1].tolist(),
             "sd": h.incumbent_sd[i, :n + 1].tolist(), "z": zs.tolist(), "initial_cost": float(h.initial_cost[i]),
-            "overheads": clock.overheads(int(seed), n), "code": version,
+            "overheads": clock.overheads(int(seed), n), "code": version, "stack": ran_on,
         })
     extra = {"target_fidelities": [float(z) for z in task.target_z]} if len(task.target_z) > 1 else {}
     return {"problem": problem, "strategy": strategy, "incumbent_rule": incumbent, "budget": budget,
@@ -237,10 +251,15 @@ def main(argv=None):
     ap.add_argument("--heldout-final", action="store_true",
                     help="allow the frozen held-out suite 'ho' (run it once, at the end, after the default is final)")
     ap.add_argument("--one", nargs=2, metavar=("PROBLEM", "STRATEGY"), help=argparse.SUPPRESS)
+    ap.add_argument("--seed-list", default="", help="with --one: only these comma-separated seeds (a share "
+                                                     "of the seeds for one process of another machine; "
+                                                     "merge_records.py adds its file to the study's)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = list(range(args.seeds))
+    seeds = [int(x) for x in args.seed_list.split(",")] if args.seed_list else list(range(args.seeds))
+    if args.seed_list and not args.one:
+        raise SystemExit("--seed-list goes with --one PROBLEM STRATEGY")
     if args.one:
         problem, strategy = args.one
         path = out / f"{problem}__{strategy}.json"

@@ -221,14 +221,20 @@ def provenance(runs) -> str:
     """One line naming the code that produced the seeds reported (each seed's ``"code"``,
     ``git describe --dirty`` at its run; "unrecorded" for records older than that field)
     and how to check a record against the code at HEAD."""
-    counts = defaultdict(int)
+    counts, stacks = defaultdict(int), defaultdict(int)
     for by_strategy in runs.values():
         for run in by_strategy.values():
             for s in run["seeds"]:
                 counts[s.get("code", "unrecorded")] += 1
-    named = ", ".join(f"{c} ({n} seeds)" for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return (f"Produced by the code at: {named}. `python experiments/studies/reproduce.py RECORD.json` reruns a "
-            "record at HEAD and says whether it reproduces.")
+                on = s.get("stack")
+                stacks[f"jax {on['jax']} ({on['backend']}) on {on['cpu']}" if on else "unrecorded"] += 1
+    def named(c):
+        return ", ".join(f"{k} ({n} seeds)" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+    # the stacks are named once some seed records one (records older than the field do not)
+    on = (f" On the stacks: {named(stacks)}; a seed reproduces bit for bit only on the stack it names."
+          if set(stacks) != {"unrecorded"} else "")
+    return (f"Produced by the code at: {named(counts)}. `python experiments/studies/reproduce.py RECORD.json` reruns a "
+            f"record at HEAD and says whether it reproduces.{on}")
 
 
 def render(runs, reference, baselines, md: Path, png: Path | None):
