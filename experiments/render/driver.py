@@ -15,7 +15,8 @@ from .compile import (render_base_block, render_compile, render_compile_lbfgs, r
                       render_icm_fit, render_prefetch, render_size_classes,
                       render_traced_settings)
 from .large_n import (render_bench_linalg, render_botorch_fresh, render_botorch_in_run, render_botorch_mfmes,
-                      render_gpu_large_n, render_inducing, render_large_n, render_long_run)
+                      render_gpu_large_n, render_inducing, render_large_n, render_long_run,
+                      render_pruned_scoring)
 from .seed_studies import render_paired_seed_study
 from .speed import (render_bo_studies, render_compare_workers, render_decision, render_fit_speed_seed_study,
                     render_gpu_fit_speed, render_overhead_mtbo, render_profile_decision, render_speed,
@@ -46,6 +47,7 @@ RENDERERS = {
     # performance: large n, long runs, BoTorch (large_n.py)
     "gpu_large_n": render_gpu_large_n, "large_n": render_large_n, "bench_linalg": render_bench_linalg,
     "botorch_mfmes": render_botorch_mfmes, "long_run": render_long_run, "inducing": render_inducing,
+    "pruned_scoring": render_pruned_scoring,
     "botorch_fresh": render_botorch_fresh, "botorch_in_run": render_botorch_in_run,
     # performance: paired seed studies (seed_studies.py)
     "paired_seed_study": render_paired_seed_study,

@@ -127,6 +127,21 @@ def render_inducing(root, rel):
 
 
 
+def render_pruned_scoring(root, rel):
+    """One maximisation with every candidate scored and with the pruned scoring, every
+    run of ``experiments/performance/bench_pruned_scoring.py`` (``rel``: the file under data)."""
+    lines = []
+    for run in _load(root, f"data/{rel}"):
+        lines += [f"jax {run['jax']}, load average {run['load_average']:.1f}:", "",
+                  "| n | buffer rows | rule | every candidate scored | pruned | ratio | same choice | "
+                  "pruned, 1 polish step of 40 |", "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['n']} | {r['buffer_rows']} | {r['rule']} | {r['every_s']:.3f} s | {r['pruned_s']:.3f} s | "
+                  f"{r['every_s'] / r['pruned_s']:.2f} | {'yes' if r['same_choice'] else 'no'} | "
+                  f"{r['pruned_one_polish_step_s']:.3f} s |" for r in run["rows"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
 def render_botorch_fresh(root, rel):
     """One decision of mumbo-jax beside BoTorch's MF-MES in CPU and wall seconds
     (``experiments/performance/bench_botorch_mfmes.py``; ``rel``: the file under data)."""

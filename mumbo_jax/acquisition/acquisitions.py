@@ -65,6 +65,7 @@ __all__ = [
     "mumbo_gain",
     "mumbo_gain_simpson",
     "mes_gain",
+    "mes_gain_bound",
     "cost_weighted",
     "esg_gain",
     "esg_gain_simpson",
@@ -497,6 +498,24 @@ def mes_gain(mu_g, var_g, gstar):
     mu_g, var_g = (jnp.broadcast_to(jnp.asarray(a, dtype=float), shape)
                    for a in (mu_g, var_g))
     return _mes_gain(mu_g, var_g, jnp.asarray(gstar, dtype=float))
+
+
+def mes_gain_bound(mu_g, var_bound, gstar):
+    """An upper bound ``[M]`` of the max-value gains at candidates whose g has mean
+    ``mu_g [M]`` and variance at most ``var_bound [M]``, given g* samples ``gstar [N]``.
+
+    The MES gain at ``var_bound`` where every sample is at or above ``mu_g`` (gamma >= 0:
+    there the gain falls with gamma, so it grows with the variance), ``+inf`` elsewhere
+    (not bounded). It bounds MUMBO's gain at every fidelity as well: y is a linear
+    function of g plus independent Gaussian noise, and adding such noise never raises
+    the entropy drop under truncation (the entropy power inequality; the truncated g has
+    at most the entropy of g), so H(y) - H(y | g <= g*) <= H(g) - H(g | g <= g*) sample
+    by sample."""
+    require_x64("calling mes_gain_bound")
+    mu_g, var_bound = jnp.asarray(mu_g, dtype=float), jnp.asarray(var_bound, dtype=float)
+    gstar = jnp.asarray(gstar, dtype=float)
+    bounded = jnp.all(gstar[..., None, :] >= mu_g[..., None], axis=-1)
+    return jnp.where(bounded, _mes_gain(mu_g, var_bound, gstar), jnp.inf)
 
 
 def cost_weighted(alpha, cost):

@@ -61,6 +61,7 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax.acquisition import baselines, maxvalue
+from mumbo_jax.bo import bounds as score_bounds
 from mumbo_jax.bo import optimize, rules
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, interval_scale
 from mumbo_jax.gp import marginal, models, moments, posterior
@@ -156,15 +157,19 @@ def target_only_choice(ctx: rules.Context, sf: posterior.Posterior, target_rule:
         n_gstar = ctx.gstar.shape[-1]
         gstar = maxvalue.sample_gstar(jax.random.fold_in(key, 1), sf, task.target, n_gstar, "gumbel", n_grid)
         acq = jax.tree_util.Partial(rules.mes_alpha, sf, task.target, gstar)
+        bound = jax.tree_util.Partial(score_bounds.mes_bound, sf, task.target, gstar)
     else:
         eta = moments.incumbent(sf, task.target)[1]
         acq = jax.tree_util.Partial(baselines.ei_alpha, sf, task.target, eta)
+        bound = jax.tree_util.Partial(score_bounds.ei_bound, sf, task.target, eta)
+    if sf.x.shape[-2] < maxvalue.PRUNE_FROM_ROWS:  # every candidate scored, as before
+        bound = None
     bounds, space = jnp.asarray(task.spec.bounds), rules.target_space(task)
     if maximiser is None:  # a context built without settings: the maximiser's defaults
         anchors = best_inputs(sf, task.target, N_ANCHORS) if optimize.LOCAL_FRAC > 0 else None
-        return optimize.maximise(key, acq, bounds, space, anchors=anchors).x
+        return optimize.maximise(key, acq, bounds, space, anchors=anchors, bound=bound).x
     anchors = best_inputs(sf, task.target, N_ANCHORS) if maximiser.local_frac > 0 else None
-    return optimize.maximise_with(maximiser, key, acq, bounds, space, anchors).x
+    return optimize.maximise_with(maximiser, key, acq, bounds, space, anchors, bound).x
 
 
 def guard(ctx: rules.Context, prop: optimize.Proposal, share: float = SHARE,

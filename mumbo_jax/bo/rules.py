@@ -7,6 +7,12 @@ A :class:`Rule` says what a BO strategy does, in one place:
 * ``space``: over which fidelities that score is maximised, ``"all"`` or
   ``"target"`` (the target fidelity only);
 * ``uses_gstar``: whether it needs samples of the max value g*;
+* ``bound``: optional, a cheap upper bound of the score at every fidelity,
+  ``b(x [M, d]) -> [M]``, built like ``acquisition``: from
+  :data:`mumbo_jax.acquisition.maxvalue.PRUNE_FROM_ROWS` buffer rows the maximiser
+  scores exactly only the candidates it cannot rule out (the same choice;
+  :mod:`mumbo_jax.bo.bounds` has MUMBO's and MES's, and EI's, which the robust
+  rules' target-only choice uses);
 * ``second_stage``: for two-stage rules (MT-EI, MF-GP-UCB, BOCA) the function that,
   given the x of the first stage, chooses the fidelity;
 * ``kinds``: the fidelity kinds it supports (``"discrete"``, ``"continuous"``);
@@ -57,8 +63,8 @@ import jax
 import jax.numpy as jnp
 
 from mumbo_jax import knobs
-from mumbo_jax.acquisition import acquisitions, baselines
-from mumbo_jax.bo import optimize
+from mumbo_jax.acquisition import acquisitions, baselines, maxvalue
+from mumbo_jax.bo import bounds, optimize
 from mumbo_jax.bo.options import FrozenOptions
 from mumbo_jax.bo.incumbent import N_ANCHORS, best_inputs, incumbent_by_rule
 from mumbo_jax.registry import Names, Registry, check_name, frozen_options
@@ -151,6 +157,7 @@ class Rule:
     space: str = "all"
     uses_gstar: bool = False
     second_stage: Callable | None = None
+    bound: Callable[[Context], Callable] | None = None
     kinds: tuple = ("discrete", "continuous")
     single_target: bool = False
     replays_history: bool = False
@@ -236,6 +243,10 @@ def mes_alpha(post, target, gstar, x, z):
     """MES gain ``[M]`` of observing g itself at ``x [M, d]`` (z is ignored); averaged
     over the samples of a stacked posterior."""
     return marginal.mean_over_samples(lambda p, g: _mes(p, target, g, x, z), post, gstar)
+
+
+def _mes_bound(ctx: Context):
+    return jax.tree_util.Partial(bounds.mes_bound, ctx.post, ctx.task.target, ctx.gstar)
 
 
 def random_alpha(key, x, z):
@@ -391,9 +402,9 @@ MTBO = {"samples": option(50, "Monte Carlo samples of g at the representer point
         "fantasies": option(5, "Gauss-Hermite nodes over the fantasised observation.", low=1, cap=1_000)}
 
 _BUILTIN = (
-    Rule("mumbo", _mumbo, "all", uses_gstar=True, options=GAIN,
+    Rule("mumbo", _mumbo, "all", uses_gstar=True, options=GAIN, bound=_mes_bound,
          summary="MUMBO's information gain about g* per unit cost, over X x Z"),
-    Rule("mes", _mes_rule, "target", uses_gstar=True, single_target=True,
+    Rule("mes", _mes_rule, "target", uses_gstar=True, single_target=True, bound=_mes_bound,
          summary="max-value entropy search at the target fidelity"),
     Rule("random", _random, "target", single_target=True, summary="uniform x at the target fidelity"),
     Rule("ei", _ei, "target", single_target=True, summary="expected improvement of g at the target"),
@@ -566,5 +577,9 @@ def propose(settings: BOSettings, task: Task, post: posterior.Posterior, gstar, 
         space = optimize.FidelitySpace(space.n_fidelities, space.bounds, jax.tree_util.Partial(_unit_cost),
                                        space.choices)
     anchors = best_inputs(post, task.target, N_ANCHORS) if settings.maximiser.local_frac > 0 else None
-    first = optimize.maximise_with(settings.maximiser, key, acq, jnp.asarray(task.spec.bounds), space, anchors)
+    # below PRUNE_FROM_ROWS rows, or with a learned cost, every candidate is scored
+    prune = rule.bound is not None and cost is None and post.x.shape[-2] >= maxvalue.PRUNE_FROM_ROWS
+    bound = rule.bound(ctx) if prune else None
+    first = optimize.maximise_with(settings.maximiser, key, acq, jnp.asarray(task.spec.bounds), space, anchors,
+                                   bound)
     return first if rule.second_stage is None else rule.second_stage(ctx, first)
