@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
@@ -27,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments" / "performance"))
 
 from bench_decision import design  # noqa: E402
+from bench_linalg import clock  # noqa: E402
 from mumbo_jax.runtime import process_options  # noqa: E402
 process_options.enable()
 
@@ -35,17 +35,6 @@ from mumbo_jax.bo.settings import BOSettings  # noqa: E402
 from mumbo_jax.gp import reliability  # noqa: E402
 
 N_DESIGN = 18
-
-
-def best_of(fn, args, reps):
-    jf = jax.jit(fn)
-    jax.block_until_ready(jf(*args))
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        jax.block_until_ready(jf(*args))
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main(argv=None):
@@ -72,7 +61,7 @@ def main(argv=None):
         ("the whole guard", lambda q: robust.guard(ctx, q).x, (prop,)),
     ]
     for name, fn, fn_args in pieces:
-        print(f"| {name} | {best_of(fn, fn_args, args.reps):.3f} s |", flush=True)
+        print(f"| {name} | {clock(jax.jit(fn), *fn_args, reps=args.reps):.3f} s |", flush=True)
 
 
 if __name__ == "__main__":
