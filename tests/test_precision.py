@@ -52,7 +52,7 @@ EXEMPT = {
                                "cost_model_for", "FittedCost"},
     # can_move_quartiles: a comparison of means and bounds in the dtype it is given, used
     # inside sample_gstar (checked)
-    "mumbo_jax.acquisition.maxvalue": {"GSTAR_METHODS", "FLOOR_NOISE_SD", "PRUNE_FROM_ROWS", "can_move_quartiles",
+    "mumbo_jax.acquisition.maxvalue": {"GSTAR_METHODS", "FLOOR_NOISE_SD", "PRUNE_FROM_ROWS", "PRUNE_BOUND_ROWS", "can_move_quartiles",
                                        "default_grid_size"},
     "mumbo_jax.acquisition.acquisitions": set(),
     "mumbo_jax.runtime.draws": {"STREAM_LENGTH"},
@@ -107,6 +107,7 @@ SCRIPT = textwrap.dedent('''
         "mumbo_jax.gp.moments.target_moments": lambda: moments.target_moments(post, xc, t),
         "mumbo_jax.gp.moments.target_moments_where": lambda: moments.target_moments_where(
             post, xc, t, lambda m, v: m > 0, 4),
+        "mumbo_jax.gp.moments.target_moments_bound": lambda: moments.target_moments_bound(post, xc, t, 4),
         "mumbo_jax.gp.moments.incumbent": lambda: moments.incumbent(post, t),
         "mumbo_jax.gp.posterior.loo_zscores": lambda: posterior.loo_zscores(post),
         "mumbo_jax.gp.posterior.loo_log_density": lambda: posterior.loo_log_density(post),
@@ -130,6 +131,7 @@ SCRIPT = textwrap.dedent('''
         "mumbo_jax.acquisition.acquisitions.mumbo_gain": lambda: acq.mumbo_gain(m, v, m, v, 0.5 * v, g),
         "mumbo_jax.acquisition.acquisitions.mumbo_gain_simpson": lambda: acq.mumbo_gain_simpson(m, v, m, v, 0.5 * v, g),
         "mumbo_jax.acquisition.acquisitions.mes_gain": lambda: acq.mes_gain(m, v, g),
+        "mumbo_jax.acquisition.acquisitions.mes_gain_bound": lambda: acq.mes_gain_bound(m, v, g),
         "mumbo_jax.acquisition.acquisitions.cost_weighted": lambda: acq.cost_weighted(v, 2 * v),
         "mumbo_jax.acquisition.acquisitions.esg_gain": lambda: acq.esg_gain(m, 0.5 * v),
         "mumbo_jax.acquisition.acquisitions.esg_gain_simpson": lambda: acq.esg_gain_simpson(m, 0.5 * v),

@@ -62,6 +62,7 @@ __all__ = [
     "GSTAR_METHODS",
     "FLOOR_NOISE_SD",
     "PRUNE_FROM_ROWS",
+    "PRUNE_BOUND_ROWS",
     "can_move_quartiles",
     "default_grid_size",
     "gstar_floor",
