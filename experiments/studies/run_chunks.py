@@ -60,9 +60,10 @@ def main(argv=None) -> int:
                 skipped.append(f"{p} {s} {seeds}")
                 continue
             out = args.out / f"{p}__{s}__{seeds.split(',')[0]}"
-            log = open(args.out / f"{p}__{s}__{seeds.split(',')[0]}.log", "w")
             cmd = [sys.executable, str(STUDY), "--one", p, s, "--seed-list", seeds, "--out", str(out), *study_flags]
-            running.append(((p, s, seeds), subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), time.time()))
+            with open(out.with_suffix(".log"), "w") as log:  # the child keeps its own handle
+                running.append(((p, s, seeds), subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT),
+                                time.time()))
         if left <= 0:
             for job, proc, _ in running:
                 proc.kill()
